@@ -1,0 +1,36 @@
+# Two commands do everything (see README):
+#   make demo   set up .venv, then run tx8c on a bundled example
+#   make test   set up .venv, then run ruff, the lit tests and pytest
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+JOBS ?= 2
+
+.PHONY: setup test lint lit pytest demo clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check pip==26.3
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+lint: setup
+	$(BIN)/ruff check tx8c tests bench examples
+
+lit: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -q tests/filecheck
+
+pytest: setup
+	$(BIN)/python -m pytest -n $(JOBS) tests
+
+test: lint lit pytest
+
+demo: setup
+	$(BIN)/tx8c-opt examples/residual_block.mlir -p infer-shapes
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,345 @@
+"""The common base of every tx8be op.
+
+An op is one class that knows everything about itself: its operands (named, with optional
+ones marked `?` and variadic ones `*`), its attributes, the dtypes it accepts, its shape
+inference, its OpAttr and its compute. This module supplies what they share:
+
+- the attributes every op carries (seed 003): `layout_str` (default "UNKNOWN"), and the
+  optional `dev_info`, `chip_parallel`, `tile_parallel`;
+- the custom syntax `tx8be.Op %a, %b {attrs} : (types) -> types` (the generic form
+  parses too);
+- a verifier that checks operand and result counts, dtypes, the op's own rules
+  (`verify_op`), and that the result types equal `infer_shapes()`;
+- typed attribute fields (`ints_attr`, `int_attr`, ...) read back as Python values with
+  `op.attr("name")`, and `Op.make(operands, **attrs)` that creates an op whose result
+  types are inferred.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyTensorType,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    attr_def,
+    irdl_op_definition,
+    opt_attr_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from tx8c.dialect.attrs import AlignMode, DevAttr, ParallelAttr
+from tx8c.dialect.types import short_name, to_numpy_dtype
+from tx8c.errors import Tx8VerifyError
+from tx8c.interfaces import Compute, OpAttr, OpLib, ShapeInference, ShardingInterface
+
+UNKNOWN_LAYOUT = "UNKNOWN"
+
+
+class OpRuleError(Tx8VerifyError, VerifyException):
+    """An op breaks one of its rules. Both a user error and an xDSL verify error."""
+
+
+# --------------------------------------------------------------------------------------
+# Typed attribute fields
+# --------------------------------------------------------------------------------------
+
+
+def _field(kind: str, constraint: type, default: Any, optional: bool):
+    if default is not None:
+        fd = attr_def(constraint, default_value=to_attr(kind, default))
+    elif optional:
+        fd = opt_attr_def(constraint)
+    else:
+        fd = attr_def(constraint)
+    fd.tx8_kind = kind
+    return fd
+
+
+def ints_attr(default: Sequence[int] | None = None, optional: bool = False):
+    """A list of ints, written `array<i64: 1, 2>`."""
+    return _field("ints", DenseArrayBase, default, optional)
+
+
+def int_attr(default: int | None = None, optional: bool = False):
+    """An int, written `3 : i64`."""
+    return _field("int", IntegerAttr, default, optional)
+
+
+def float_attr(default: float | None = None, optional: bool = False):
+    """A float, written `1.0e-05 : f64`."""
+    return _field("float", FloatAttr, default, optional)
+
+
+def str_attr(default: str | None = None, optional: bool = False):
+    """A string, written `"nearest"`."""
+    return _field("str", StringAttr, default, optional)
+
+
+def bool_attr(default: bool | None = None, optional: bool = False):
+    """A bool, written `true` / `false`."""
+    return _field("bool", IntegerAttr, default, optional)
+
+
+def dense_attr_field():
+    """A tensor constant, written `dense<...> : tensor<...>`."""
+    return _field("dense", DenseIntOrFPElementsAttr, None, False)
+
+
+def to_attr(kind: str, value: Any) -> Attribute:
+    """The IR attribute of a Python value of the given kind."""
+    if kind == "ints":
+        return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    if kind == "int":
+        return IntegerAttr(int(value), i64)
+    if kind == "float":
+        return FloatAttr(float(value), f64)
+    if kind == "str":
+        return StringAttr(str(value))
+    if kind == "bool":
+        return IntegerAttr(1 if value else 0, i1)
+    if kind == "dense":
+        from tx8c.dialect.types import dense_attr
+
+        return value if isinstance(value, Attribute) else dense_attr(np.asarray(value))
+    raise ValueError(f"unknown attribute kind {kind}")
+
+
+def from_attr(kind: str, attr: Attribute) -> Any:
+    """The Python value of an IR attribute of the given kind."""
+    if kind == "ints":
+        return tuple(int(v) for v in attr.get_values())
+    if kind == "int":
+        return int(attr.value.data)
+    if kind == "float":
+        return float(attr.value.data)
+    if kind == "str":
+        return attr.data
+    if kind == "bool":
+        return bool(attr.value.data)
+    if kind == "dense":
+        from tx8c.dialect.types import dense_to_numpy
+
+        return dense_to_numpy(attr)
+    raise ValueError(f"unknown attribute kind {kind}")
+
+
+def tx8be_op(cls):
+    """Class decorator for concrete tx8be ops: records attribute kinds, then IRDL."""
+    kinds: dict[str, str] = {}
+    for klass in reversed(cls.mro()):
+        for key, value in vars(klass).items():
+            kind = getattr(value, "tx8_kind", None)
+            if kind is not None:
+                kinds[key] = kind
+    cls = irdl_op_definition(cls)
+    cls.ATTR_KINDS = kinds
+    return cls
+
+
+# --------------------------------------------------------------------------------------
+# The base op
+# --------------------------------------------------------------------------------------
+
+
+class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
+    """Base of every tx8be op; concrete ops are decorated with `@tx8be_op`."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
+    """Operand names; `name?` is optional (only at the end), `name*` is variadic."""
+    NUM_RESULTS: ClassVar[int | None] = 1
+    """How many results; None when it depends on attributes (see `num_results`)."""
+    DTYPES: ClassVar[frozenset[str] | None] = None
+    """Accepted element types of the data operands (by IR name), None = any."""
+    DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = None
+    """Operands checked against DTYPES and required to share one dtype; None = all."""
+    ATTR_KINDS: ClassVar[dict[str, str]] = {}
+
+    inputs = var_operand_def(AnyTensorType)
+    outputs = var_result_def(AnyTensorType)
+
+    layout_str = attr_def(StringAttr, default_value=StringAttr(UNKNOWN_LAYOUT))
+    dev_info = opt_attr_def(DevAttr)
+    chip_parallel = opt_attr_def(ParallelAttr)
+    tile_parallel = opt_attr_def(ParallelAttr)
+
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def make(
+        cls,
+        operands: Sequence[SSAValue],
+        result_types: Sequence[Attribute] | None = None,
+        **attrs: Any,
+    ):
+        """Create the op from Python attribute values; infer result types if not given."""
+        attributes = {
+            name: to_attr(cls.ATTR_KINDS[name], value)
+            for name, value in attrs.items()
+            if value is not None
+        }
+        unknown = set(attributes) - set(cls.ATTR_KINDS) - {
+            "layout_str", "dev_info", "chip_parallel", "tile_parallel"
+        }
+        if unknown:
+            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
+        if result_types is None:
+            probe = cls.create(
+                operands=list(operands),
+                result_types=[],
+                attributes=attributes,
+            )
+            result_types = probe.infer_shapes()
+            probe.drop_all_references()
+        return cls.create(
+            operands=list(operands),
+            result_types=list(result_types),
+            attributes=attributes,
+        )
+
+    # -- reading ---------------------------------------------------------------------
+    def attr(self, name: str) -> Any:
+        """The Python value of attribute `name` (its default if absent, None if unset)."""
+        kind = self.ATTR_KINDS[name]
+        value = self.attributes.get(name)
+        if value is None:
+            field_def = self.get_irdl_definition().attributes[name]
+            value = field_def.default_value
+            if value is None:
+                return None
+        return from_attr(kind, value)
+
+    def operand_named(self, name: str) -> SSAValue | None:
+        """The operand called `name` in OPERANDS, None if an optional one is absent."""
+        for i, spec in enumerate(self.OPERANDS):
+            if spec.rstrip("?*") == name:
+                return self.operands[i] if i < len(self.operands) else None
+        raise KeyError(name)
+
+    @property
+    def layout(self) -> str:
+        return self.layout_str.data
+
+    def input_types(self) -> list[TensorType]:
+        return [o.type for o in self.operands]
+
+    def input_shapes(self) -> list[tuple[int, ...]]:
+        return [tuple(o.type.get_shape()) for o in self.operands]
+
+    def result_dtype(self, index: int = 0) -> np.dtype:
+        return to_numpy_dtype(self.results[index].type.get_element_type())
+
+    def fail(self, message: str) -> OpRuleError:
+        """An error naming this op; `raise self.fail(...)`."""
+        return OpRuleError(f"'{self.name}' op {message}")
+
+    # -- operand and result counts ----------------------------------------------------
+    @classmethod
+    def operand_count_range(cls) -> tuple[int, int | None]:
+        required = sum(1 for s in cls.OPERANDS if not s.endswith(("?", "*")))
+        if any(s.endswith("*") for s in cls.OPERANDS):
+            return required, None
+        return required, len(cls.OPERANDS)
+
+    def num_results(self) -> int:
+        """How many results this op has; override when NUM_RESULTS is None."""
+        assert self.NUM_RESULTS is not None
+        return self.NUM_RESULTS
+
+    # -- verification ------------------------------------------------------------------
+    def verify_(self) -> None:
+        self._verify_operand_count()
+        self._verify_dtypes()
+        self.verify_op()
+        expected = self.infer_shapes()
+        if len(expected) != len(self.results):
+            raise self.fail(f"expects {len(expected)} result(s), got {len(self.results)}")
+        for i, (want, got) in enumerate(zip(expected, self.result_types, strict=True)):
+            if want != got:
+                raise self.fail(
+                    f"result #{i} has type {_type_str(got)} but its operands and "
+                    f"attributes give {_type_str(want)}"
+                )
+
+    def _verify_operand_count(self) -> None:
+        lo, hi = self.operand_count_range()
+        n = len(self.operands)
+        if n < lo or (hi is not None and n > hi):
+            want = f"{lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
+            names = ", ".join(self.OPERANDS)
+            raise self.fail(f"expects {want} operand(s) ({names}), got {n}")
+
+    def _verify_dtypes(self) -> None:
+        indices = (
+            range(len(self.operands)) if self.DATA_OPERANDS is None else self.DATA_OPERANDS
+        )
+        indices = [i for i in indices if i < len(self.operands)]
+        names = [short_name(self.operands[i].type.get_element_type()) for i in indices]
+        if self.DTYPES is not None:
+            for i, dtype in zip(indices, names, strict=True):
+                if dtype not in self.DTYPES:
+                    raise self.fail(
+                        f"operand #{i} has element type {dtype}; this op accepts "
+                        f"{', '.join(sorted(self.DTYPES))}"
+                    )
+        if len(set(names)) > 1:
+            raise self.fail(
+                f"operands {indices} must share one element type, got {', '.join(names)}"
+            )
+
+    def verify_op(self) -> None:
+        """The op's own rules (attribute ranges, ranks). Override; raise self.fail()."""
+
+    # -- OpLib defaults --------------------------------------------------------------------
+    def default_layout(self) -> str:
+        """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
+        shapes = self.input_shapes() or [tuple(self.results[0].type.get_shape())]
+        batch = shapes[0][0] if shapes[0] else 1
+        return "Tensor" if batch == 1 else "NTensor"
+
+    def op_attr(self, **fields: Any) -> OpAttr:
+        """An OpAttr with this op's default layout and the given fields."""
+        return OpAttr(default_layout=self.default_layout(), **fields)
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=AlignMode.BOTH)
+
+
+def _type_str(t: Attribute) -> str:
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    out = StringIO()
+    Printer(out).print_attribute(t)
+    return out.getvalue()
+
+
+def result_type_like(shape: Sequence[int], like: Attribute) -> TensorType:
+    """A tensor of `shape` with the element type of tensor type `like`."""
+    return TensorType(like.get_element_type(), [int(d) for d in shape])
+
+
+# dtype classes (IR names) used by the op families
+FLOATS = frozenset({"f32", "f16", "bf16"})
+INTS = frozenset({"i8", "i32", "i64"})
+BOOLS = frozenset({"i1"})
+NUMERIC = FLOATS | INTS
+ALL_DTYPES = FLOATS | INTS | BOOLS

@@ -1,0 +1,12 @@
+"""The tx8be ops, one module per family; each module lists its ops in `OPS`."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+FAMILIES = ("elementwise",)
+
+
+def families() -> list[ModuleType]:
+    return [importlib.import_module(f"tx8c.dialect.ops.{name}") for name in FAMILIES]

@@ -1,0 +1,24 @@
+"""User-facing errors.
+
+Every error a user can cause (bad model, bad IR, bad option) is a `Tx8Error`. The CLI
+catches these and prints their message as one paragraph with a non-zero exit code,
+never a Python traceback. Messages name the node or op concerned and say what to do.
+"""
+
+
+class Tx8Error(Exception):
+    """Base class of every error caused by user input."""
+
+    exit_code = 1
+
+
+class Tx8VerifyError(Tx8Error):
+    """IR that breaks an op's rules (operand counts, ranks, attribute ranges, dtypes)."""
+
+
+class Tx8ComputeError(Tx8Error):
+    """An op cannot be evaluated (no compute, unsupported dtype, bad inputs)."""
+
+
+class Tx8UnsupportedError(Tx8Error):
+    """Input the compiler understands but does not support yet."""

@@ -1,0 +1,22 @@
+"""The four op interfaces of seed 003 (ShapeInference, Sharding, OpLib, Compute).
+
+Each interface is a mixin class that every tx8be op inherits. Passes are written against
+these methods, never against concrete op classes.
+"""
+
+from tx8c.interfaces.compute import Compute
+from tx8c.interfaces.oplib import Engine, OpAttr, OpLib
+from tx8c.interfaces.shape_inference import ShapeInference
+from tx8c.interfaces.sharding import ShardingInterface, ShardingSplitParam, SliceParam, WindowParam
+
+__all__ = [
+    "Compute",
+    "Engine",
+    "OpAttr",
+    "OpLib",
+    "ShapeInference",
+    "ShardingInterface",
+    "ShardingSplitParam",
+    "SliceParam",
+    "WindowParam",
+]
