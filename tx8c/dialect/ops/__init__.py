@@ -5,7 +5,16 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-FAMILIES = ("elementwise",)
+FAMILIES = (
+    "elementwise",
+    "conv_gemm",
+    "norm",
+    "reduce_pool",
+    "resize",
+    "movement",
+    "indexing",
+    "backend",
+)
 
 
 def families() -> list[ModuleType]:

@@ -1,0 +1,3 @@
+"""tx8be ops: backend family (being written)."""
+
+OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""tx8be ops: conv_gemm family (being written)."""
+
+OPS: list[type] = []

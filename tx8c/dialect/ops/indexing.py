@@ -1,0 +1,3 @@
+"""tx8be ops: indexing family (being written)."""
+
+OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""tx8be ops: movement family (being written)."""
+
+OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""tx8be ops: norm family (being written)."""
+
+OPS: list[type] = []

@@ -1,0 +1,3 @@
+"""tx8be ops: reduce_pool family (being written)."""
+
+OPS: list[type] = []

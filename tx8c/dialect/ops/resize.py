@@ -1,0 +1,3 @@
+"""tx8be ops: resize family (being written)."""
+
+OPS: list[type] = []
