@@ -44,7 +44,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from tx8c.dialect.attrs import AlignMode, DevAttr, ParallelAttr
+from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.errors import Tx8VerifyError
 from tx8c.interfaces import Compute, OpAttr, OpLib, ShapeInference, ShardingInterface
@@ -206,8 +206,12 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
                 result_types=[],
                 attributes=attributes,
             )
-            result_types = probe.infer_shapes()
-            probe.drop_all_references()
+            try:  # count and dtype rules first: infer_shapes relies on them
+                probe._verify_operand_count()
+                probe._verify_dtypes()
+                result_types = probe.infer_shapes()
+            finally:
+                probe.drop_all_references()
         return cls.create(
             operands=list(operands),
             result_types=list(result_types),
@@ -317,9 +321,6 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     def op_attr(self, **fields: Any) -> OpAttr:
         """An OpAttr with this op's default layout and the given fields."""
         return OpAttr(default_layout=self.default_layout(), **fields)
-
-    def query_op_attr(self) -> OpAttr:
-        return self.op_attr(align_mode=AlignMode.BOTH)
 
 
 def _type_str(t: Attribute) -> str:

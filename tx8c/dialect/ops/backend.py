@@ -1,3 +1,521 @@
-"""tx8be ops: backend family (being written)."""
+"""Backend ops: constants, alignment conversion, DMA and groups (seed 003).
 
-OPS: list[type] = []
+- `Constant` holds a tensor value in the IR. `move-constant` (seed 003, MoveConstantPass /
+  ConstantToLoadConst) registers each value in the module's ConstContainer and replaces
+  every use by a `LoadConst` that names the value by its id.
+- `ChannelNorm` converts a tensor between compact (NALIGN: Tensor/NTensor) and
+  channel-aligned (ALIGN: Cx/NCx) memory layout; `layout-align-to-npu` inserts it where an
+  op and its user disagree on alignment (seed 000).
+- `LoadVar` / `StoreVar` are the DMA moves DDR -> SPM and SPM -> DDR that `group-ldst`
+  (seed 003, GroupLdStPass) inserts at the edges of a group.
+- `Group` encloses ops that stay in SPM between its loads and stores: the unit of the
+  sharding search and SPM allocation. Its single block takes the group's operands as
+  arguments and ends with `Yield`, whose operands are the group's results.
+
+On logical tensors (the reference executor) ChannelNorm, LoadVar and StoreVar are the
+identity: they move or re-lay bytes and leave the values unchanged. The byte-level cmodel
+gives them their real effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyTensorType,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    lazy_traits_def,
+    region_def,
+    var_operand_def,
+)
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    SingleBlockImplicitTerminator,
+)
+
+from tx8c.dialect.attrs import AlignMode
+from tx8c.dialect.base import (
+    ALL_DTYPES,
+    Tx8beOp,
+    _type_str,
+    bool_attr,
+    dense_attr_field,
+    int_attr,
+    ints_attr,
+    to_attr,
+    tx8be_op,
+)
+from tx8c.dialect.types import tensor_of, to_numpy_dtype
+from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces import Engine, OpAttr
+
+_COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
+UINT32_MAX = 2**32 - 1
+
+
+def _verify_bool_attrs(op: Tx8beOp) -> None:
+    """Bool attributes are written `true`/`false` (i1); `1 : i64` is not a bool."""
+    for name, kind in op.ATTR_KINDS.items():
+        value = op.attributes.get(name)
+        if kind == "bool" and value is not None and _type_str(value.type) != "i1":
+            raise op.fail(f"{name} must be a bool (true or false), got {_type_str(value)}")
+
+
+def _verify_has_numpy_type(op: Tx8beOp, t: Attribute, what: str) -> None:
+    if not isinstance(t, TensorType):
+        raise op.fail(f"{what} must be a ranked tensor, got {_type_str(t)}")
+    try:
+        to_numpy_dtype(t.get_element_type())
+    except ValueError:
+        raise op.fail(
+            f"{what} has element type {_type_str(t.get_element_type())}, which has no "
+            "numpy counterpart"
+        ) from None
+
+
+# --------------------------------------------------------------------------------------
+# Constants
+# --------------------------------------------------------------------------------------
+
+
+@tx8be_op
+class ConstantOp(Tx8beOp):
+    """A tensor constant: `value` (a dense elements attribute) is the result.
+
+    It exists at compile time only (engine NONE): `move-constant` turns its uses into
+    `LoadConst`s. A constant can be read compact or channel-aligned, hence BOTH.
+    """
+
+    name = "tx8be.Constant"
+    OPERANDS: ClassVar[tuple[str, ...]] = ()
+    value = dense_attr_field()
+
+    @classmethod
+    def from_array(cls, array: np.ndarray, **attrs: Any) -> ConstantOp:
+        """A Constant holding `array` (its dtype must have a tx8be element type)."""
+        array = np.asarray(array, order="C")  # unlike ascontiguousarray, keeps 0-d arrays
+        value = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
+        return cls.make([], value=value, **attrs)
+
+    def verify_op(self) -> None:
+        _verify_has_numpy_type(self, self.value.type, "value")
+        if self.results and self.results[0].type != self.value.type:
+            raise self.fail(
+                f"result type {_type_str(self.results[0].type)} must equal the type of "
+                f"value, {_type_str(self.value.type)}"
+            )
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.value.type]
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.NONE)
+
+    def compute(self) -> list[np.ndarray]:
+        return [self.attr("value")]
+
+
+@tx8be_op
+class LoadConstOp(Tx8beOp):
+    """DMA of constant number `const_id` of the module's ConstContainer from DDR to SPM.
+
+    The result type is given explicitly (it is the loaded constant's type). The value is
+    not in the IR, so `compute()` cannot produce it: the reference executor calls
+    `load_const(constants)` with the container instead. `bypass_codegen` (the seed's
+    `bypasscodegen`) is set when no user needs the constant loaded, so codegen emits no
+    load for it.
+    """
+
+    name = "tx8be.LoadConst"
+    OPERANDS: ClassVar[tuple[str, ...]] = ()
+    const_id = int_attr()
+    bypass_codegen = bool_attr(optional=True)
+
+    def verify_op(self) -> None:
+        _verify_bool_attrs(self)
+        if self.attr("const_id") < 0:
+            raise self.fail(f"const_id must be >= 0, got {self.attr('const_id')}")
+        if self.results:
+            _verify_has_numpy_type(self, self.results[0].type, "result")
+
+    def infer_shapes(self) -> list[TensorType]:
+        if not self.results:
+            raise self.fail(
+                "needs its result type given explicitly (the type of the constant it loads)"
+            )
+        return [self.results[0].type]
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
+
+    def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
+        """The value of constant `const_id` in `constants`, checked against the result type."""
+        const_id = self.attr("const_id")
+        where = f"'{self.name}' (const_id = {const_id})"
+        if const_id not in constants:
+            known = sorted(constants)
+            raise Tx8ComputeError(
+                f"{where}: constant {const_id} is not in the constant container "
+                f"(it holds ids {known}); run with the container move-constant produced"
+            )
+        value = np.asarray(constants[const_id])
+        rtype = self.results[0].type
+        shape = tuple(rtype.get_shape())
+        dtype = to_numpy_dtype(rtype.get_element_type())
+        if value.shape != shape or value.dtype != dtype:
+            raise Tx8ComputeError(
+                f"{where}: the container holds a {list(value.shape)} {value.dtype} array "
+                f"but the op's result type is {_type_str(rtype)} ({list(shape)} {dtype})"
+            )
+        return value
+
+    def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
+        raise Tx8ComputeError(
+            f"'{self.name}' (const_id = {self.attr('const_id')}) needs the module's "
+            "constant container: its value is not in the IR. Run it with the reference "
+            "executor and the constants, which calls load_const()."
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Alignment conversion and DMA
+# --------------------------------------------------------------------------------------
+
+
+class _IdentityOp(Tx8beOp):
+    """One operand, one result of the same type; the identity on logical values."""
+
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
+    DTYPES: ClassVar[frozenset[str] | None] = ALL_DTYPES
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.operands[0].type]
+
+    def compute(self, x: np.ndarray) -> list[np.ndarray]:
+        return [x]
+
+
+@tx8be_op
+class ChannelNormOp(_IdentityOp):
+    """Conversion between compact and channel-aligned memory layout (seed 000).
+
+    `direction` = true converts NALIGN (Tensor/NTensor) to ALIGN (Cx/NCx), false converts
+    ALIGN to NALIGN. The values do not change, only their placement in memory, so compute
+    is the identity; the cmodel performs the byte conversion. Runs on CT; its output
+    alignment is what `direction` produces.
+    """
+
+    name = "tx8be.ChannelNorm"
+    direction = bool_attr()
+
+    def verify_op(self) -> None:
+        _verify_bool_attrs(self)
+
+    def output_align_mode(self) -> AlignMode:
+        """ALIGN when converting to channel-aligned, NALIGN when converting to compact."""
+        return AlignMode.ALIGN if self.attr("direction") else AlignMode.NALIGN
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
+
+
+@tx8be_op
+class LoadVarOp(_IdentityOp):
+    """DMA of a tensor from DDR to SPM (RDMA), inserted at a group's inputs.
+
+    need_load is 0: the LoadVar is itself the load of its operand, so `group-ldst` never
+    puts another one in front of it.
+    """
+
+    name = "tx8be.LoadVar"
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
+
+
+@tx8be_op
+class StoreVarOp(_IdentityOp):
+    """DMA of a tensor from SPM to DDR (WDMA), inserted at a group's outputs.
+
+    need_store is 0: the StoreVar's result is already in DDR, so `group-ldst` never
+    stores it again.
+    """
+
+    name = "tx8be.StoreVar"
+
+    def query_op_attr(self) -> OpAttr:
+        return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
+
+
+# --------------------------------------------------------------------------------------
+# Group and Yield
+# --------------------------------------------------------------------------------------
+
+
+@tx8be_op
+class GroupOp(Tx8beOp):
+    """Ops that run together in SPM: the unit of sharding search and SPM allocation.
+
+    The single block of `body` has one argument per operand (same types) and ends with
+    `tx8be.Yield`, whose operands are the group's results. The body is isolated from
+    above: it sees outside values only through its arguments.
+
+    Attributes (seed 003, GroupOp):
+    - `pipeline_parallel` (default false): run the group as a software pipeline;
+    - `sp_stage_num` (default 1, >= 1): number of pipeline stages;
+    - `dev_region` ([x_dim, y_dim], each >= 1): the tile region the group is mapped to;
+    - `spm_alloc_size` (0 .. 2^32-1): SPM bytes the group occupies;
+    - `group_tag`: 0 normal slicing, 1 split nht, 2 no slicing (runs in DDR);
+    - `stream_online_check`, `stream_offline`: stream settings (lists of ints);
+    - `need_barrier` (default true): tiles synchronise after the group;
+    - `group_id` (default -1): the group's number; `template_id` (default -1): the id of
+      the group whose slicing this one reuses, negative for none.
+    """
+
+    name = "tx8be.Group"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("inputs*",)
+    NUM_RESULTS: ClassVar[int | None] = None
+    DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = ()  # any mix of dtypes
+
+    body = region_def("single_block")
+    traits = lazy_traits_def(
+        lambda: (SingleBlockImplicitTerminator(YieldOp), IsolatedFromAbove())
+    )
+    assembly_format = "`(` operands `)` attr-dict `:` functional-type(operands, results) $body"
+
+    pipeline_parallel = bool_attr(False)
+    sp_stage_num = int_attr(1)
+    dev_region = ints_attr(optional=True)
+    spm_alloc_size = int_attr(optional=True)
+    group_tag = int_attr(optional=True)
+    stream_online_check = ints_attr(optional=True)
+    stream_offline = ints_attr(optional=True)
+    need_barrier = bool_attr(True)
+    group_id = int_attr(-1)
+    template_id = int_attr(-1)
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def make(
+        cls,
+        operands: Sequence[SSAValue],
+        result_types: Sequence[Attribute] | None = None,
+        *,
+        body: Block | None = None,
+        **attrs: Any,
+    ) -> GroupOp:
+        """A group over `operands` whose body is `body` (a block ending with Yield).
+
+        The result types are the Yield's operand types unless given.
+        """
+        attributes = _attributes(cls, attrs)
+        if body is None:
+            raise TypeError("GroupOp.make needs body=<a Block ending with tx8be.Yield>")
+        if result_types is None:
+            last = body.last_op
+            if not isinstance(last, YieldOp):
+                raise TypeError("the body of a GroupOp must end with tx8be.Yield")
+            result_types = [v.type for v in last.operands]
+        return cls.create(
+            operands=list(operands),
+            result_types=list(result_types),
+            attributes=attributes,
+            regions=[Region(body)],
+        )
+
+    @classmethod
+    def wrap(cls, ops: Sequence[Operation], **attrs: Any) -> GroupOp:
+        """Move `ops` (consecutive ops of one block, in order) into a new group.
+
+        The group takes their place. Values the ops use from outside become its operands
+        (and block arguments), values used after them become its results; uses are
+        rewired on both sides.
+        """
+        ops = list(ops)
+        block = _check_consecutive(ops)
+        inside = set(ops)
+        inputs = _unique(
+            v for op in ops for v in op.operands if not _defined_by(v, inside)
+        )
+        outputs = [
+            r for op in ops for r in op.results
+            if any(block.find_ancestor_op_in_block(u.operation) not in inside for u in r.uses)
+        ]
+        body = Block(arg_types=[v.type for v in inputs])
+        group = cls.create(
+            operands=inputs,
+            result_types=[r.type for r in outputs],
+            attributes=_attributes(cls, attrs),
+            regions=[Region(body)],
+        )
+        block.insert_op_before(group, ops[0])
+        for op in ops:
+            op.detach()
+            body.add_op(op)
+        body.add_op(YieldOp(*outputs))
+        def inside(use: Use) -> bool:  # the group's own operands stay outside values
+            return use.operation is not group and group.is_ancestor(use.operation)
+
+        for value, arg in zip(inputs, body.args, strict=True):
+            value.replace_uses_with_if(arg, inside)
+        for value, result in zip(outputs, group.results, strict=True):
+            value.replace_uses_with_if(result, lambda use: not group.is_ancestor(use.operation))
+        return group
+
+    # -- reading ---------------------------------------------------------------------
+    @property
+    def block(self) -> Block:
+        return self.body.block
+
+    @property
+    def yield_op(self) -> YieldOp:
+        last = self.block.last_op
+        if not isinstance(last, YieldOp):
+            raise self.fail("body must end with tx8be.Yield")
+        return last
+
+    def num_results(self) -> int:
+        return len(self.yield_op.operands)
+
+    # -- verification ------------------------------------------------------------------
+    def verify_op(self) -> None:
+        _verify_bool_attrs(self)
+        self._verify_block_args()
+        self._verify_yield()
+        self._verify_attr_ranges()
+
+    def _verify_block_args(self) -> None:
+        args = self.block.args
+        if len(args) != len(self.operands):
+            raise self.fail(
+                f"body has {len(args)} argument(s) but the group has "
+                f"{len(self.operands)} operand(s); they must correspond one to one"
+            )
+        for i, (arg, operand) in enumerate(zip(args, self.operands, strict=True)):
+            if arg.type != operand.type:
+                raise self.fail(
+                    f"body argument #{i} has type {_type_str(arg.type)} but operand #{i} "
+                    f"has type {_type_str(operand.type)}"
+                )
+
+    def _verify_yield(self) -> None:
+        values = self.yield_op.operands
+        if len(values) != len(self.results):
+            raise self.fail(
+                f"tx8be.Yield returns {len(values)} value(s) but the group has "
+                f"{len(self.results)} result(s)"
+            )
+        for i, (value, result) in enumerate(zip(values, self.results, strict=True)):
+            if value.type != result.type:
+                raise self.fail(
+                    f"tx8be.Yield operand #{i} has type {_type_str(value.type)} but "
+                    f"result #{i} has type {_type_str(result.type)}"
+                )
+
+    def _verify_attr_ranges(self) -> None:
+        if self.attr("sp_stage_num") < 1:
+            raise self.fail(f"sp_stage_num must be >= 1, got {self.attr('sp_stage_num')}")
+        region = self.attr("dev_region")
+        if region is not None and (len(region) != 2 or min(region) < 1):
+            raise self.fail(
+                f"dev_region must be [x_dim, y_dim] with both >= 1, got {list(region)}"
+            )
+        size = self.attr("spm_alloc_size")
+        if size is not None and not 0 <= size <= UINT32_MAX:
+            raise self.fail(f"spm_alloc_size must be in [0, {UINT32_MAX}], got {size}")
+        tag = self.attr("group_tag")
+        if tag is not None and tag not in (0, 1, 2):
+            raise self.fail(
+                f"group_tag must be 0 (slice), 1 (split nht) or 2 (no slicing), got {tag}"
+            )
+
+    # -- interfaces ------------------------------------------------------------------------
+    def infer_shapes(self) -> list[TensorType]:
+        return [v.type for v in self.yield_op.operands]
+
+    def default_layout(self) -> str:
+        if not self.operands and not self.results:
+            return "Tensor"
+        return super().default_layout()
+
+    def query_op_attr(self) -> OpAttr:
+        """A container: no engine runs it (its ops run) and it accepts any alignment."""
+        return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.NONE)
+
+    def run_region(self, executor: Any, values: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run the body with its arguments bound to `values` (the reference executor)."""
+        return executor.run_block(self.block, values)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of a `tx8be.Group` body: its operands are the group's results."""
+
+    name = "tx8be.Yield"
+    values = var_operand_def(AnyTensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GroupOp)))
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[list(values)])
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+
+def _attributes(cls: type[Tx8beOp], attrs: Mapping[str, Any]) -> dict[str, Attribute]:
+    """IR attributes from Python values (the common ones may be given as attributes)."""
+    unknown = set(attrs) - set(cls.ATTR_KINDS) - set(_COMMON_ATTRS)
+    if unknown:
+        raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
+    out: dict[str, Attribute] = {}
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        if name in cls.ATTR_KINDS:
+            out[name] = to_attr(cls.ATTR_KINDS[name], value)
+        elif name == "layout_str" and isinstance(value, str):
+            out[name] = StringAttr(value)
+        else:
+            out[name] = value
+    return out
+
+
+def _check_consecutive(ops: list[Operation]) -> Block:
+    if not ops:
+        raise ValueError("GroupOp.wrap needs at least one op")
+    block = ops[0].parent
+    if block is None:
+        raise ValueError("GroupOp.wrap: the ops must be in a block")
+    for prev, op in zip(ops, ops[1:]):
+        if op.parent is not block or prev.next_op is not op:
+            raise ValueError("GroupOp.wrap: the ops must be consecutive ops of one block")
+    return block
+
+
+def _defined_by(value: SSAValue, ops: set[Operation]) -> bool:
+    return isinstance(value.owner, Operation) and value.owner in ops
+
+
+def _unique(values) -> list[SSAValue]:
+    seen: dict[SSAValue, None] = {}
+    for v in values:
+        seen.setdefault(v, None)
+    return list(seen)
+
+
+OPS = [ConstantOp, LoadConstOp, ChannelNormOp, LoadVarOp, StoreVarOp, GroupOp, YieldOp]

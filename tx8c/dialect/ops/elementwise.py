@@ -180,6 +180,9 @@ class WhereOp(Tx8beOp):
     def is_broadcast(self) -> bool:
         return self.vector_mode() == "V_VS"
 
+    def query_op_attr(self):
+        return self.op_attr(align_mode=AlignMode.BOTH)
+
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 

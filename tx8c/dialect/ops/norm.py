@@ -1,3 +1,253 @@
-"""tx8be ops: norm family (being written)."""
+"""CT normalisation ops: BatchNorm_Inference, LayerNorm, RMSNorm and Softmax.
 
-OPS: list[type] = []
+All run on the CT engine. BatchNorm_Inference follows seed 003 to the letter: operands
+(input, scale, offset, mean, variance), input of rank 2 to 4, an ALIGN op that needs its
+data preset to the NPU's layout. The others read compact and channel-aligned data alike
+(BOTH).
+
+Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+
+from tx8c.dialect.attrs import AlignMode
+from tx8c.dialect.base import (
+    FLOATS,
+    Tx8beOp,
+    float_attr,
+    int_attr,
+    tx8be_op,
+)
+from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
+from tx8c.dialect.types import short_name
+
+
+def _axis(op: Tx8beOp) -> int:
+    """The op's `axis` attribute as 0..rank-1 for its first operand."""
+    rank = len(op.input_shapes()[0])
+    axis = normalize_axis(op.attr("axis"), rank)
+    if axis is None:
+        raise op.fail(f"axis {op.attr('axis')} is out of range for an input of rank {rank}")
+    return axis
+
+
+def _check_epsilon(op: Tx8beOp) -> None:
+    if op.attr("epsilon") < 0:
+        raise op.fail(f"epsilon must be non-negative, got {op.attr('epsilon')}")
+
+
+# --------------------------------------------------------------------------------------
+# BatchNorm_Inference
+# --------------------------------------------------------------------------------------
+
+
+@tx8be_op
+class BatchNormInferenceOp(Tx8beOp):
+    """Batch normalisation with stored statistics (ONNX BatchNormalization, inference).
+
+    `output = (input - mean) / sqrt(variance + epsilon) * scale + offset`, where scale,
+    offset, mean and variance are 1-D [C] and broadcast along the channel axis.
+
+    The input has rank 2, 3 or 4 (seed 003) and any float type; the four parameters share
+    one float type, which is the input's or f32 (seed 003: "the other inputs are fp32").
+
+    Attributes: `epsilon` (default 1e-5) keeps the division finite; `axis` is the channel
+    axis (default 1, NCHW; NHWC data uses -1 or 3).
+    """
+
+    name = "tx8be.BatchNorm_Inference"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale", "offset", "mean", "variance")
+    DTYPES: ClassVar[frozenset[str] | None] = FLOATS
+    DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = (0,)
+    PARAMS: ClassVar[tuple[str, ...]] = ("scale", "offset", "mean", "variance")
+
+    epsilon = float_attr(1e-5)
+    axis = int_attr(1)
+
+    def verify_op(self) -> None:
+        shape = self.input_shapes()[0]
+        if not 2 <= len(shape) <= 4:
+            raise self.fail(f"input must have rank 2, 3 or 4, got rank {len(shape)}")
+        axis = _axis(self)
+        _check_epsilon(self)
+        channels = shape[axis]
+        for i, name in enumerate(self.PARAMS, start=1):
+            got = list(self.input_shapes()[i])
+            if got != [channels]:
+                raise self.fail(
+                    f"{name} (operand #{i}) must have shape [{channels}] (the input's dim "
+                    f"{axis}), got {got}"
+                )
+        self._verify_param_dtypes()
+
+    def _verify_param_dtypes(self) -> None:
+        types = [short_name(o.type.get_element_type()) for o in self.operands]
+        params = sorted(set(types[1:]))
+        if len(params) != 1 or params[0] not in {types[0], "f32"}:
+            raise self.fail(
+                f"scale, offset, mean and variance must share the input's element type "
+                f"({types[0]}) or f32, got {', '.join(types[1:])}"
+            )
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.operands[0].type]
+
+    def query_op_attr(self):
+        return self.op_attr(align_mode=AlignMode.ALIGN, need_preset_to_npu=True)
+
+    def compute(self, x, scale, offset, mean, variance):
+        x, scale, offset, mean, variance = upcast(x, scale, offset, mean, variance)
+        axis = _axis(self)
+        along = [1] * x.ndim
+        along[axis] = -1  # the parameters broadcast along the channel axis
+
+        def param(p):
+            return p.astype(np.float32).reshape(along)
+
+        inv_std = 1 / np.sqrt(param(variance) + np.float32(self.attr("epsilon")))
+        return [(x - param(mean)) * (inv_std * param(scale)) + param(offset)]
+
+
+# --------------------------------------------------------------------------------------
+# LayerNorm and RMSNorm
+# --------------------------------------------------------------------------------------
+
+
+def _check_affine(op: Tx8beOp, axis: int, names: tuple[str, ...]) -> None:
+    """The optional scale/bias operands broadcast to the normalised shape."""
+    normalized = op.input_shapes()[0][axis:]
+    for name in names:
+        value = op.operand_named(name)
+        if value is None:
+            continue
+        shape = tuple(value.type.get_shape())
+        if broadcast_shape(shape, normalized) != normalized:
+            raise op.fail(
+                f"{name} shape {list(shape)} does not broadcast to the normalised shape "
+                f"{list(normalized)} (input dims {axis}..)"
+            )
+
+
+class _LastDimsNorm(Tx8beOp):
+    """A normalisation over the dims axis..end of its input, with optional affine operands."""
+
+    DTYPES: ClassVar[frozenset[str] | None] = FLOATS
+    AFFINE: ClassVar[tuple[str, ...]] = ()
+
+    def verify_op(self) -> None:
+        axis = _axis(self)
+        _check_epsilon(self)
+        _check_affine(self, axis, self.AFFINE)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.operands[0].type]
+
+    def query_op_attr(self):
+        return self.op_attr(align_mode=AlignMode.BOTH)
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        rank = len(self.input_shapes()[0])
+        return tuple(range(_axis(self), rank))
+
+
+@tx8be_op
+class LayerNormOp(_LastDimsNorm):
+    """Layer normalisation (ONNX LayerNormalization, its first output).
+
+    `output = (x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias`, mean and (biased)
+    variance taken over the dims `axis`..end. `scale` and `bias` are optional and
+    broadcast to the normalised shape input.shape[axis:]; a bias needs a scale before it
+    (pass ones for a bias alone).
+
+    Attributes: `axis` (default -1), the first normalised dim; `epsilon` (default 1e-5).
+    """
+
+    name = "tx8be.LayerNorm"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?", "bias?")
+    AFFINE: ClassVar[tuple[str, ...]] = ("scale", "bias")
+
+    axis = int_attr(-1)
+    epsilon = float_attr(1e-5)
+
+    def compute(self, x, *affine):
+        x, *affine = upcast(x, *affine)
+        axes = self.reduced_axes()
+        centred = x - x.mean(axis=axes, keepdims=True)
+        variance = np.mean(centred * centred, axis=axes, keepdims=True)
+        out = centred / np.sqrt(variance + np.float32(self.attr("epsilon")))
+        if len(affine) >= 1:
+            out = out * affine[0]
+        if len(affine) == 2:
+            out = out + affine[1]
+        return [out]
+
+
+@tx8be_op
+class RMSNormOp(_LastDimsNorm):
+    """Root-mean-square normalisation (ONNX RMSNormalization, opset 23).
+
+    `output = x / sqrt(mean(x^2) + epsilon) * scale`, the mean taken over the dims
+    `axis`..end; the optional `scale` broadcasts to the normalised shape.
+
+    Attributes: `axis` (default -1); `epsilon` (default 1e-6, the value LLaMA-style models
+    use; ONNX's default is 1e-5, so imported models set it explicitly).
+    """
+
+    name = "tx8be.RMSNorm"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?")
+    AFFINE: ClassVar[tuple[str, ...]] = ("scale",)
+
+    axis = int_attr(-1)
+    epsilon = float_attr(1e-6)
+
+    def compute(self, x, *scale):
+        x, *scale = upcast(x, *scale)
+        mean_square = np.mean(x * x, axis=self.reduced_axes(), keepdims=True)
+        out = x / np.sqrt(mean_square + np.float32(self.attr("epsilon")))
+        if scale:
+            out = out * scale[0]
+        return [out]
+
+
+# --------------------------------------------------------------------------------------
+# Softmax
+# --------------------------------------------------------------------------------------
+
+
+@tx8be_op
+class SoftmaxOp(Tx8beOp):
+    """`exp(x) / sum(exp(x))` along `axis` (default -1), like ONNX Softmax (opset >= 13).
+
+    Computed as exp(x - max(x)) so that large inputs do not overflow.
+    """
+
+    name = "tx8be.Softmax"
+    OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
+    DTYPES: ClassVar[frozenset[str] | None] = FLOATS
+
+    axis = int_attr(-1)
+
+    def verify_op(self) -> None:
+        _axis(self)
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.operands[0].type]
+
+    def query_op_attr(self):
+        return self.op_attr(align_mode=AlignMode.BOTH)
+
+    def compute(self, x):
+        (x,) = upcast(x)
+        if x.size == 0:  # nothing to normalise (and max() of an empty axis fails)
+            return [x]
+        axis = _axis(self)
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return [e / e.sum(axis=axis, keepdims=True)]
+
+
+OPS = [BatchNormInferenceOp, LayerNormOp, RMSNormOp, SoftmaxOp]

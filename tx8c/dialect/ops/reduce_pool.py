@@ -1,3 +1,303 @@
-"""tx8be ops: reduce_pool family (being written)."""
+"""CT reductions and 2-D pooling: Reduce and Pool.
 
-OPS: list[type] = []
+Both run on the CT engine and, by seed 000, produce channel-aligned (ALIGN) data only:
+their oplib kernels support no other mode. Neither needs NHWC "preset" (seed 002 does
+not list them); Pool reads where H and W are from `data_format` instead.
+
+Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.dialects.builtin import TensorType
+
+from tx8c.dialect.attrs import AlignMode
+from tx8c.dialect.base import (
+    FLOATS,
+    NUMERIC,
+    Tx8beOp,
+    bool_attr,
+    ints_attr,
+    result_type_like,
+    str_attr,
+    tx8be_op,
+)
+from tx8c.dialect.ops._util import normalize_axis, upcast
+from tx8c.dialect.types import short_name
+from tx8c.interfaces import Engine
+
+# --------------------------------------------------------------------------------------
+# Reduce
+# --------------------------------------------------------------------------------------
+
+_REDUCERS = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
+    "prod": np.prod,
+}
+_INT_REDUCE_MODES = ("sum", "max", "min", "prod")
+
+
+@tx8be_op
+class ReduceOp(Tx8beOp):
+    """Reduction of `input` over `axes`.
+
+    - `mode`: "sum", "mean", "max", "min" or "prod";
+    - `axes`: the reduced axes (negative counts from the end); empty reduces every axis;
+    - `keepdims`: keep each reduced axis as a dim of size 1 (default true), else drop it.
+
+    Floats are accepted by every mode, integers by all but "mean". Integer sums and
+    products wrap around in the input's type, as they do on the device.
+    """
+
+    name = "tx8be.Reduce"
+    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+    mode = str_attr()
+    axes = ints_attr(())
+    keepdims = bool_attr(True)
+
+    def verify_op(self) -> None:
+        mode = self.attr("mode")
+        if mode not in _REDUCERS:
+            raise self.fail(
+                f"mode must be one of {', '.join(_REDUCERS)}, got \"{mode}\""
+            )
+        dtype = short_name(self.operands[0].type.get_element_type())
+        if dtype not in FLOATS and mode not in _INT_REDUCE_MODES:
+            raise self.fail(f"mode \"{mode}\" needs a float element type, got {dtype}")
+        self.reduced_axes()
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        """The reduced axes as 0..rank-1, in increasing order (all axes when empty)."""
+        rank = self.operands[0].type.get_num_dims()
+        axes = self.attr("axes")
+        if not axes:
+            return tuple(range(rank))
+        normalized = []
+        for axis in axes:
+            n = normalize_axis(axis, rank)
+            if n is None:
+                raise self.fail(f"axis {axis} is out of range for rank {rank}")
+            if n in normalized:
+                raise self.fail(f"axes {list(axes)} name axis {n} more than once")
+            normalized.append(n)
+        return tuple(sorted(normalized))
+
+    def infer_shapes(self) -> list[TensorType]:
+        shape = list(self.operands[0].type.get_shape())
+        axes = self.reduced_axes()
+        if self.attr("keepdims"):
+            out = [1 if i in axes else d for i, d in enumerate(shape)]
+        else:
+            out = [d for i, d in enumerate(shape) if i not in axes]
+        return [result_type_like(out, self.operands[0].type)]
+
+    def query_op_attr(self):
+        return self.op_attr(align_mode=AlignMode.ALIGN, engine=Engine.CT)
+
+    def compute(self, x: np.ndarray) -> list[np.ndarray]:
+        (x,) = upcast(x)
+        mode = self.attr("mode")
+        kwargs = {"axis": self.reduced_axes(), "keepdims": self.attr("keepdims")}
+        if mode in ("sum", "prod"):
+            kwargs["dtype"] = x.dtype  # integers wrap in their own type
+        return [np.asarray(_REDUCERS[mode](x, **kwargs))]
+
+
+# --------------------------------------------------------------------------------------
+# Pool
+# --------------------------------------------------------------------------------------
+
+_POOL_MODES = ("max", "avg")
+_DATA_FORMATS = ("NCHW", "NHWC")
+
+
+def pool_output_size(
+    size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, dilation: int,
+    ceil_mode: bool,
+) -> int:
+    """ONNX's pooled size of one spatial dim.
+
+    In ceil mode the last window must start inside the input or the left padding; a
+    window starting in the right padding is dropped.
+    """
+    span = size + pad_begin + pad_end - dilation * (kernel - 1) - 1
+    if span < 0:
+        return 0
+    if not ceil_mode:
+        return span // stride + 1
+    out = -(-span // stride) + 1
+    if (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out
+
+
+@tx8be_op
+class PoolOp(Tx8beOp):
+    """2-D max or average pooling of a rank-4 input.
+
+    - `mode`: "max" (padding counts as -inf) or "avg";
+    - `global_pool`: pool the whole H x W to 1 x 1 (kernel, strides, pads, dilations and
+      ceil_mode are then ignored); default false;
+    - `kernel`: [kh, kw], required unless `global_pool`;
+    - `strides`: [sh, sw], default [1, 1];
+    - `pads`: [top, left, bottom, right], default zeros; each pad is smaller than the
+      kernel along its axis (as onnxruntime requires);
+    - `dilations`: [dh, dw], default [1, 1]; "max" only;
+    - `ceil_mode`: round the output size up (ONNX's formula), default false;
+    - `count_include_pad`: "avg" only; divide by the whole window including padding (but
+      not the part a ceil-mode window reaches beyond the padding) instead of by the number
+      of real elements; default false;
+    - `data_format`: "NCHW" (default) or "NHWC", where H and W are.
+    """
+
+    name = "tx8be.Pool"
+    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+    mode = str_attr()
+    global_pool = bool_attr(False)
+    kernel = ints_attr(optional=True)
+    strides = ints_attr((1, 1))
+    pads = ints_attr((0, 0, 0, 0))
+    dilations = ints_attr((1, 1))
+    ceil_mode = bool_attr(False)
+    count_include_pad = bool_attr(False)
+    data_format = str_attr("NCHW")
+
+    # -- rules ---------------------------------------------------------------------------
+    def verify_op(self) -> None:
+        mode, fmt = self.attr("mode"), self.attr("data_format")
+        if mode not in _POOL_MODES:
+            raise self.fail(f"mode must be \"max\" or \"avg\", got \"{mode}\"")
+        if fmt not in _DATA_FORMATS:
+            raise self.fail(f"data_format must be \"NCHW\" or \"NHWC\", got \"{fmt}\"")
+        rank = self.operands[0].type.get_num_dims()
+        if rank != 4:
+            raise self.fail(f"input must have rank 4 ({fmt}), got rank {rank}")
+        dtype = short_name(self.operands[0].type.get_element_type())
+        if mode == "avg" and dtype not in FLOATS:
+            raise self.fail(f"mode \"avg\" needs a float element type, got {dtype}")
+        if mode == "max" and self.attr("count_include_pad"):
+            raise self.fail("count_include_pad applies to mode \"avg\" only")
+        if not self.attr("global_pool"):
+            self._verify_window()
+
+    def _verify_window(self) -> None:
+        kernel = self.attr("kernel")
+        if kernel is None:
+            raise self.fail("kernel is required unless global_pool is set")
+        for name, want in (("kernel", 2), ("strides", 2), ("pads", 4), ("dilations", 2)):
+            values = self.attr(name)
+            if len(values) != want:
+                raise self.fail(f"{name} must have {want} values, got {list(values)}")
+            low = 0 if name == "pads" else 1
+            if any(v < low for v in values):
+                word = "non-negative" if low == 0 else "positive"
+                raise self.fail(f"{name} must be {word}, got {list(values)}")
+        pads = self.attr("pads")
+        for axis, k in enumerate(kernel):
+            if pads[axis] >= k or pads[axis + 2] >= k:
+                raise self.fail(f"pads {list(pads)} must be smaller than kernel {list(kernel)}")
+        if self.attr("mode") == "avg" and self.attr("dilations") != (1, 1):
+            raise self.fail(
+                f"dilations apply to mode \"max\" only, got {list(self.attr('dilations'))}"
+            )
+
+    # -- shapes --------------------------------------------------------------------------
+    def spatial_axes(self) -> tuple[int, int]:
+        """The axes of H and W in the input (by `data_format`)."""
+        return (2, 3) if self.attr("data_format") == "NCHW" else (1, 2)
+
+    def output_hw(self, height: int, width: int) -> tuple[int, int]:
+        """The pooled (H, W)."""
+        if self.attr("global_pool"):
+            return 1, 1
+        kernel, strides = self.attr("kernel"), self.attr("strides")
+        pads, dilations = self.attr("pads"), self.attr("dilations")
+        return tuple(
+            pool_output_size(
+                size, kernel[i], strides[i], pads[i], pads[i + 2], dilations[i],
+                self.attr("ceil_mode"),
+            )
+            for i, size in enumerate((height, width))
+        )
+
+    def infer_shapes(self) -> list[TensorType]:
+        shape = list(self.operands[0].type.get_shape())
+        h_axis, w_axis = self.spatial_axes()
+        out_h, out_w = self.output_hw(shape[h_axis], shape[w_axis])
+        if out_h < 1 or out_w < 1:
+            raise self.fail(
+                f"the window does not fit: input H x W {shape[h_axis]} x {shape[w_axis]} "
+                f"gives output {out_h} x {out_w}"
+            )
+        shape[h_axis], shape[w_axis] = out_h, out_w
+        return [result_type_like(shape, self.operands[0].type)]
+
+    def query_op_attr(self):
+        return self.op_attr(
+            align_mode=AlignMode.ALIGN, engine=Engine.CT, need_preset_to_npu=False
+        )
+
+    # -- compute -------------------------------------------------------------------------
+    def compute(self, x: np.ndarray) -> list[np.ndarray]:
+        (x,) = upcast(x)
+        nhwc = self.attr("data_format") == "NHWC"
+        if nhwc:
+            x = x.transpose(0, 3, 1, 2)
+        if self.attr("global_pool"):
+            reduce = np.max if self.attr("mode") == "max" else np.mean
+            out = reduce(x, axis=(2, 3), keepdims=True)
+        else:
+            out = self._pool_nchw(x)
+        if nhwc:
+            out = out.transpose(0, 2, 3, 1)
+        return [np.ascontiguousarray(out)]
+
+    def _pool_nchw(self, x: np.ndarray) -> np.ndarray:
+        """Windowed pooling of an NCHW array (pads, strides, dilations, ceil mode)."""
+        out_hw = self.output_hw(x.shape[2], x.shape[3])
+        if self.attr("mode") == "max":
+            low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+            windows = self._windows(x, out_hw, low)
+            return windows.max(axis=(-2, -1))
+        sums = self._windows(x, out_hw, 0).sum(axis=(-2, -1), dtype=x.dtype)
+        # Which positions count towards the divisor: the real elements, or with
+        # count_include_pad also the declared padding (never what ceil mode adds beyond it).
+        counted = np.ones(x.shape[2:], x.dtype)
+        fill = 1 if self.attr("count_include_pad") else 0
+        counts = self._windows(counted, out_hw, 0, pad_fill=fill).sum(axis=(-2, -1))
+        return sums / counts
+
+    def _windows(
+        self, x: np.ndarray, out_hw: tuple[int, int], fill, pad_fill=None
+    ) -> np.ndarray:
+        """Every pooling window of the last two axes: shape (..., out_h, out_w, kh, kw).
+
+        The declared pads are filled with `pad_fill` (default `fill`); what ceil mode
+        needs beyond them is filled with `fill`.
+        """
+        kernel, strides = self.attr("kernel"), self.attr("strides")
+        pads, dilations = self.attr("pads"), self.attr("dilations")
+        pad_fill = fill if pad_fill is None else pad_fill
+        lead = [(0, 0)] * (x.ndim - 2)
+        declared = [(pads[0], pads[2]), (pads[1], pads[3])]
+        x = np.pad(x, lead + declared, constant_values=pad_fill)
+        extents = [dilations[i] * (kernel[i] - 1) + 1 for i in range(2)]
+        # Ceil mode may let the last window reach past the declared padding.
+        extra = [
+            max(0, (out_hw[i] - 1) * strides[i] + extents[i] - x.shape[x.ndim - 2 + i])
+            for i in range(2)
+        ]
+        x = np.pad(x, lead + [(0, extra[0]), (0, extra[1])], constant_values=fill)
+        windows = sliding_window_view(x, extents, axis=(-2, -1))
+        windows = windows[..., :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
+        return windows[..., : out_hw[0], : out_hw[1], :, :]
+
+
+OPS = [ReduceOp, PoolOp]

@@ -1,0 +1,19 @@
+// RUN: tx8c-opt %s | tx8c-opt | filecheck %s
+// RUN: tx8c-opt %s --print-op-generic | tx8c-opt | filecheck %s
+// Printing, parsing and printing again gives the same text; the generic form parses too.
+
+func.func @resize(%x: tensor<1x3x4x6xf32>, %i: tensor<2x5x4xi8>) -> tensor<4x5x2xi8> {
+  // CHECK:      %{{.*}} = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 3, 8, 12>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 3, 2, 9>, coordinate_transformation_mode = "align_corners", layout_str = "NCHW"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x2x9xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 6, 8, 3>} : (tensor<1x3x4x6xf32>) -> tensor<1x6x8x3xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 5, 5>, coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x5x5xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Resize %i {mode = "nearest", sizes = array<i64: 4, 5, 2>, nearest_mode = "ceil"} : (tensor<2x5x4xi8>) -> tensor<4x5x2xi8>
+  %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 3, 8, 12>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  %1 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 3, 2, 9>, coordinate_transformation_mode = "align_corners", layout_str = "NCHW"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x2x9xf32>
+  %2 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 6, 8, 3>} : (tensor<1x3x4x6xf32>) -> tensor<1x6x8x3xf32>
+  %3 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  %4 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 5, 5>, coordinate_transformation_mode = "pytorch_half_pixel", nearest_mode = "round_prefer_ceil"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x5x5xf32>
+  %5 = tx8be.Resize %i {mode = "nearest", sizes = array<i64: 4, 5, 2>, nearest_mode = "ceil"} : (tensor<2x5x4xi8>) -> tensor<4x5x2xi8>
+  func.return %5 : tensor<4x5x2xi8>
+}

@@ -1,0 +1,304 @@
+"""tx8c: compile an ONNX model, run a compiled model, compare against onnxruntime.
+
+    tx8c compile MODEL.onnx -o OUT/ [--input-shapes name:1x3x224x224,...] [--dump-ir-after-all]
+    tx8c run OUT/ --inputs in.npz -o out.npz
+    tx8c compare MODEL.onnx [--inputs in.npz] [--input-shapes ...]
+
+Every user error is reported as one paragraph on stderr with exit code 1 and no
+traceback; `compare` exits with 3 when a stage falls below its numeric threshold.
+Nothing is written unless the whole command succeeds, and no input file is overwritten.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tx8c.errors import Tx8Error
+
+EXIT_ERROR = 1
+EXIT_NUMERICS = 3
+
+
+class Progress:
+    """Progress lines on stderr for long steps; silent with --quiet or --json."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.start = time.perf_counter()
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            elapsed = time.perf_counter() - self.start
+            print(f"[{elapsed:6.2f}s] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------
+# compile
+# --------------------------------------------------------------------------------------
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.frontend.onnx.loader import parse_input_shapes
+    from tx8c.ir import print_module
+    from tx8c.pipeline import CompileOptions, run_pipeline
+
+    progress = Progress(args.quiet or args.json)
+    out = Path(args.output)
+    _check_output_dir(out, Path(args.model))
+    shapes = parse_input_shapes(args.input_shapes)
+    progress(f"importing {args.model}")
+    result = import_onnx(args.model, shapes)
+    stages = [("import", print_module(result.module))] if args.dump_ir_after_all else []
+
+    def after_each(name, module):
+        progress(f"ran {name}")
+        if args.dump_ir_after_all:
+            stages.append((name, print_module(module)))
+
+    options = CompileOptions(input_shapes=shapes)
+    records = run_pipeline(result.module, options, after_each)
+    report = {
+        "model": str(args.model),
+        "opset": result.opset,
+        "onnx_nodes": result.onnx_nodes,
+        "onnx_op_counts": dict(sorted(result.onnx_op_counts.items())),
+        "op_counts": _op_counts(result.module),
+        "pass_seconds": {"import": round(result.seconds, 6)}
+        | {r.name: round(r.seconds, 6) for r in records},
+        "options": {"input_shapes": shapes, "dump_ir_after_all": args.dump_ir_after_all},
+        "inputs": result.input_names,
+        "outputs": result.output_names,
+    }
+    _write_outputs(out, print_module(result.module), stages, report)
+    progress(f"wrote {out}/model.mlir and {out}/report.json")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    return 0
+
+
+def _check_output_dir(out: Path, model: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise Tx8Error(f"output path '{out}' exists and is a file; give a directory with -o.")
+    if model.exists() and out.exists() and model.resolve().parent == out.resolve():
+        names = {"model.mlir", "report.json"}
+        if model.name in names:
+            raise Tx8Error(f"writing to '{out}' would overwrite the input '{model}'.")
+
+
+def _write_outputs(out: Path, mlir: str, stages: list, report: dict) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "model.mlir").write_text(mlir)
+    if stages:
+        stage_dir = out / "stages"
+        stage_dir.mkdir(exist_ok=True)
+        for i, (name, text) in enumerate(stages):
+            (stage_dir / f"{i:02d}-{name}.mlir").write_text(text)
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _op_counts(module) -> dict[str, int]:
+    from collections import Counter
+
+    from tx8c.dialect.base import Tx8beOp
+
+    counts = Counter(op.name.removeprefix("tx8be.") for op in module.walk()
+                     if isinstance(op, Tx8beOp))
+    return dict(sorted(counts.items()))
+
+
+# --------------------------------------------------------------------------------------
+# run
+# --------------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tx8c.ir import parse_module
+    from tx8c.sim.reference import input_names, main_function, run_reference
+
+    progress = Progress(args.quiet)
+    compiled = Path(args.compiled)
+    mlir = compiled / "model.mlir" if compiled.is_dir() else compiled
+    if not mlir.is_file():
+        raise Tx8Error(f"'{mlir}' not found; give the output directory of `tx8c compile`.")
+    output = Path(args.output)
+    if Path(args.inputs).resolve() == output.resolve():
+        raise Tx8Error("the output file is the inputs file; give another path with -o.")
+    module = _parse_mlir(mlir, parse_module)
+    inputs = load_npz(Path(args.inputs))
+    progress("running the reference executor")
+    outputs = run_reference(module, inputs)
+    names = _output_names(main_function(module))
+    del input_names
+    output.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(output, **dict(zip(names, outputs, strict=True)))
+    progress(f"wrote {output} ({', '.join(names)})")
+    return 0
+
+
+def _parse_mlir(path: Path, parse_module):
+    from xdsl.utils.exceptions import ParseError
+
+    try:
+        return parse_module(path.read_text(), str(path))
+    except ParseError as e:
+        raise Tx8Error(f"cannot parse '{path}':\n{e}") from None
+
+
+def _output_names(function) -> list[str]:
+    n = len(function.function_type.outputs.data)
+    names = [f"output{i}" for i in range(n)]
+    if function.res_attrs is not None:
+        for i, attrs in enumerate(function.res_attrs.data):
+            entry = attrs.data.get("tx8c.name")
+            if entry is not None:
+                names[i] = entry.data
+    return names
+
+
+def load_npz(path: Path) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise Tx8Error(f"inputs file '{path}' does not exist.")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise Tx8Error(f"'{path}' is not a readable .npz file ({e}).") from None
+
+
+# --------------------------------------------------------------------------------------
+# compare
+# --------------------------------------------------------------------------------------
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.frontend.onnx.loader import parse_input_shapes, prepare
+    from tx8c.frontend.onnx.runtime import check_inputs, random_inputs, run_onnxruntime
+    from tx8c.pipeline import CompileOptions, run_pipeline
+
+    progress = Progress(args.quiet or args.json)
+    shapes = parse_input_shapes(args.input_shapes)
+    model, _ = prepare(args.model, shapes)
+    if args.inputs:
+        inputs = load_npz(Path(args.inputs))
+        check_inputs(model, inputs)
+    else:
+        inputs = random_inputs(model, seed=args.seed)
+    progress("running onnxruntime")
+    expected = run_onnxruntime(model, inputs)
+    progress("importing")
+    result = import_onnx(model)
+    rows = [_stage_row("import", result.module, inputs, expected)]
+    progress(f"import: {rows[-1]['verdict']}")
+
+    def after_each(name, module):
+        rows.append(_stage_row(name, module, inputs, expected))
+        progress(f"{name}: {rows[-1]['verdict']}")
+
+    run_pipeline(result.module, CompileOptions(input_shapes=shapes), after_each)
+    failed = [r for r in rows if r["verdict"] != "PASS"]
+    if args.json:
+        print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
+    else:
+        print(format_table(rows))
+    return EXIT_NUMERICS if failed else 0
+
+
+def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray]) -> dict:
+    from tx8c.dialect.types import from_numpy_dtype, short_name
+    from tx8c.sim.numerics import compare_arrays, threshold_for
+    from tx8c.sim.reference import run_reference
+
+    got = run_reference(module, inputs)
+    worst = None
+    verdict = "PASS"
+    for e, g in zip(expected, got, strict=True):
+        c = compare_arrays(e, g)
+        if not c.passes(threshold_for(short_name(from_numpy_dtype(g.dtype)))):
+            verdict = "FAIL"
+        if worst is None or c.cosine < worst.cosine:
+            worst = c
+    max_err = max(compare_arrays(e, g).max_abs_error for e, g in zip(expected, got, strict=True))
+    return {
+        "stage": stage,
+        "cosine": worst.cosine,
+        "sqnr_db": worst.sqnr_db,
+        "max_abs_error": max_err,
+        "verdict": verdict,
+    }
+
+
+def format_table(rows: list[dict]) -> str:
+    head = f"{'stage':<28} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r['stage']:<28} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
+            f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tx8c", description="Compile ONNX models for the TX8 NPU and check the results."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("compile", help="import and compile an ONNX model")
+    c.add_argument("model", help="the .onnx file")
+    c.add_argument("-o", "--output", required=True, help="output directory")
+    c.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224,mask:1x128")
+    c.add_argument("--dump-ir-after-all", action="store_true",
+                   help="write OUT/stages/NN-<pass>.mlir after import and every pass")
+    c.add_argument("--quiet", action="store_true", help="no progress output")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.set_defaults(func=cmd_compile)
+
+    r = sub.add_parser("run", help="run a compiled model on inputs")
+    r.add_argument("compiled", help="the output directory of `tx8c compile`")
+    r.add_argument("--inputs", required=True, help=".npz file with one array per input")
+    r.add_argument("-o", "--output", required=True, help=".npz file to write the outputs to")
+    r.add_argument("--quiet", action="store_true")
+    r.set_defaults(func=cmd_run)
+
+    m = sub.add_parser("compare", help="compare every stage against onnxruntime")
+    m.add_argument("model", help="the .onnx file")
+    m.add_argument("--inputs", help=".npz inputs (default: random inputs)")
+    m.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224")
+    m.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    m.add_argument("--quiet", action="store_true")
+    m.add_argument("--json", action="store_true", help="print the table as JSON")
+    m.set_defaults(func=cmd_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except Tx8Error as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as e:
+        print(f"error: {e.strerror or e}: {e.filename or ''}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

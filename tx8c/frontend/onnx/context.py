@@ -1,0 +1,194 @@
+"""What a converter sees: the values of the graph and the node it converts.
+
+A `Value` is an ONNX tensor during import. It is known at compile time (`const`, a numpy
+array: initializers, Constant nodes, and everything computed only from them and from
+static shapes) or at run time (`ssa`, an SSA value of the module being built), or both
+once a constant has been materialised as a `tx8be.Constant`.
+
+`GraphBuilder.emit` folds an op whose operands are all compile-time values by running its
+`compute()` on the spot, which is how shape sub-graphs (Shape -> Gather -> Concat ->
+Reshape, ConstantOfShape, Range, ...) disappear at import: only tensor compute remains.
+A compile-time value becomes one `tx8be.Constant` the first time a run-time op uses it,
+so each initializer gives exactly one Constant however many ops share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+from xdsl.ir import Block, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from tx8c.dialect.base import Tx8beOp
+from tx8c.dialect.types import from_numpy_dtype, tensor_of, to_numpy_dtype
+from tx8c.errors import Tx8Error
+from tx8c.frontend.onnx.loader import OnnxImportError
+from tx8c.sim.reference import evaluate
+
+
+@dataclass(eq=False)
+class Value:
+    """An ONNX tensor: its static shape and dtype, and its constant data or SSA value."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    ssa: SSAValue | None = None
+    const: np.ndarray | None = None
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def of_const(array: np.ndarray) -> Value:
+        array = np.asarray(array)
+        return Value(tuple(array.shape), array.dtype, const=array)
+
+    @staticmethod
+    def of_ssa(ssa: SSAValue) -> Value:
+        t = ssa.type
+        return Value(
+            tuple(t.get_shape()), to_numpy_dtype(t.get_element_type()), ssa=ssa
+        )
+
+
+class GraphBuilder:
+    """Appends ops to the function being built; folds ops on compile-time values."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.constants_made = 0
+
+    def ssa(self, value: Value) -> SSAValue:
+        """The value as an SSA value, materialising a constant once."""
+        if value.ssa is None:
+            from tx8c.dialect.ops.backend import ConstantOp
+
+            assert value.const is not None
+            op = ConstantOp.from_array(_storable(value.const))
+            self.block.add_op(op)
+            value.ssa = op.results[0]
+            self.constants_made += 1
+        return value.ssa
+
+    def emit(self, op_cls: type[Tx8beOp], inputs: Sequence[Value], **attrs: Any) -> list[Value]:
+        """Create `op_cls` on `inputs`, or fold it when every input is a constant."""
+        if all(v.is_const for v in inputs) and inputs:
+            return self._fold(op_cls, inputs, attrs)
+        op = op_cls.make([self.ssa(v) for v in inputs], **attrs)
+        op.verify()
+        self.block.add_op(op)
+        return [Value.of_ssa(r) for r in op.results]
+
+    def _fold(self, op_cls, inputs: Sequence[Value], attrs: dict) -> list[Value]:
+        arrays = [_storable(v.const) for v in inputs]
+        scratch = Block(arg_types=[tensor_of(a) for a in arrays])
+        op = op_cls.make(list(scratch.args), **attrs)
+        op.verify()
+        outs = evaluate(op, arrays)
+        op.drop_all_references()
+        return [Value.of_const(o) for o in outs]
+
+
+def _storable(array: np.ndarray) -> np.ndarray:
+    """Constants as tx8be can hold them: float64 -> float32, uint/int16 -> int32."""
+    array = np.asarray(array)
+    try:
+        from_numpy_dtype(array.dtype)
+        if array.dtype != np.float64:
+            return array
+    except ValueError:
+        pass
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if np.issubdtype(array.dtype, np.integer):
+        return array.astype(np.int64)
+    raise OnnxImportError(f"constants of dtype {array.dtype} are not supported")
+
+
+class NodeContext:
+    """One ONNX node being converted: its attributes, inputs, and how to emit ops."""
+
+    def __init__(self, node: onnx.NodeProto, name: str, opset: int,
+                 inputs: list[Value | None], builder: GraphBuilder):
+        self.node = node
+        self.name = name
+        self.opset = opset
+        self.inputs = inputs
+        self.builder = builder
+        self._attrs = {a.name: a for a in node.attribute}
+
+    # -- description -------------------------------------------------------------------
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.output)
+
+    def error(self, message: str) -> OnnxImportError:
+        """An import error naming this node: `raise ctx.error("...")`."""
+        return OnnxImportError(f"node '{self.name}' ({self.op_type}): {message}")
+
+    # -- attributes ----------------------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        a = self._attrs.get(name)
+        if a is None:
+            return default
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode() for v in value]
+        return value
+
+    def has_attr(self, name: str) -> bool:
+        return name in self._attrs
+
+    # -- inputs --------------------------------------------------------------------------
+    def has_input(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def input(self, i: int) -> Value:
+        if not self.has_input(i):
+            raise self.error(f"input #{i} is required but missing")
+        return self.inputs[i]
+
+    def const(self, i: int) -> np.ndarray:
+        """Input `i` as a compile-time array; an error if it is only known at run time."""
+        v = self.input(i)
+        if not v.is_const:
+            raise self.error(
+                f"input #{i} ('{self.node.input[i]}') must be computable at compile time "
+                "(a constant or a function of static shapes), but it depends on run-time "
+                "data; tx8c compiles static graphs."
+            )
+        return v.const
+
+    def optional_const(self, i: int, default: Any = None) -> Any:
+        return self.const(i) if self.has_input(i) else default
+
+    # -- emitting --------------------------------------------------------------------------
+    def emit(self, op_cls: type[Tx8beOp], inputs: Sequence[Value], **attrs: Any) -> Value:
+        """Emit a single-result op (or fold it)."""
+        (out,) = self.emit_multi(op_cls, inputs, **attrs)
+        return out
+
+    def emit_multi(self, op_cls, inputs: Sequence[Value], **attrs: Any) -> list[Value]:
+        try:
+            return self.builder.emit(op_cls, inputs, **attrs)
+        except (Tx8Error, VerifyException) as e:
+            raise self.error(str(e)) from None
+
+    def constant(self, array: np.ndarray | Any) -> Value:
+        return Value.of_const(np.asarray(array))

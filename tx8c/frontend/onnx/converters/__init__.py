@@ -1,0 +1,6 @@
+"""ONNX converters, one small function per op type, grouped by family.
+
+Importing this package registers every converter in `registry.CONVERTERS`.
+"""
+
+from tx8c.frontend.onnx.converters import elementwise, nn, shape, tensor  # noqa: F401

@@ -1,0 +1,301 @@
+"""Converters of ONNX neural-network ops: conv, matmul, normalisation, pooling, reduce,
+resize."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tx8c.dialect.ops import elementwise as ew
+from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
+from tx8c.dialect.ops.movement import ReshapeOp
+from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp, SoftmaxOp
+from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp
+from tx8c.dialect.ops.resize import ResizeOp
+from tx8c.frontend.onnx.context import NodeContext, Value
+from tx8c.frontend.onnx.registry import converter
+
+
+def reshape(ctx: NodeContext, x: Value, shape) -> Value:
+    shape = [int(d) for d in shape]
+    if list(x.shape) == shape:
+        return x
+    return ctx.emit(ReshapeOp, [x], shape=shape)
+
+
+# --------------------------------------------------------------------------------------
+# Spatial windows (conv, pool): kernel geometry, auto_pad, 1-D as 2-D
+# --------------------------------------------------------------------------------------
+
+
+def _spatial_rank(ctx: NodeContext, x: Value) -> int:
+    rank = x.rank - 2
+    if rank not in (1, 2):
+        raise ctx.error(
+            f"{rank}-D {ctx.op_type} is not supported (tx8c supports 1-D and 2-D); "
+            f"the input has shape {list(x.shape)}"
+        )
+    return rank
+
+
+def _window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
+    """ONNX pads [begins..., ends...] after resolving auto_pad."""
+    n = len(in_dims)
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    if auto_pad in ("NOTSET", ""):
+        return list(ctx.attr("pads", [0] * (2 * n)))
+    if auto_pad == "VALID":
+        return [0] * (2 * n)
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ctx.error(f"auto_pad '{auto_pad}' is not an ONNX auto_pad value")
+    begins, ends = [], []
+    for d, k, s, dl in zip(in_dims, kernel, strides, dilations, strict=True):
+        out = math.ceil(d / s)
+        total = max(0, (out - 1) * s + (k - 1) * dl + 1 - d)
+        small, large = total // 2, total - total // 2
+        begins.append(large if auto_pad == "SAME_LOWER" else small)
+        ends.append(small if auto_pad == "SAME_LOWER" else large)
+    return begins + ends
+
+
+def _as_2d(values: list[int], fill: int) -> list[int]:
+    """1-D window parameters as 2-D ones with H = 1."""
+    return [fill, *values]
+
+
+def _pads_as_2d(pads: list[int]) -> list[int]:
+    """ONNX 1-D pads [b, e] -> [top, left, bottom, right] = [0, b, 0, e]."""
+    return [0, pads[0], 0, pads[1]]
+
+
+@converter("Conv")
+def convert_conv(ctx: NodeContext) -> Value:
+    x, w = ctx.input(0), ctx.input(1)
+    rank = _spatial_rank(ctx, x)
+    kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    operands = [x, w] + ([ctx.input(2)] if ctx.has_input(2) else [])
+    if rank == 1:  # a 1-D conv is a 2-D conv with H = 1
+        n, c, length = x.shape
+        operands[0] = reshape(ctx, x, [n, c, 1, length])
+        operands[1] = reshape(ctx, w, [w.shape[0], w.shape[1], 1, w.shape[2]])
+        strides, dilations, pads = _as_2d(strides, 1), _as_2d(dilations, 1), _pads_as_2d(pads)
+    y = ctx.emit(
+        ConvOp, operands, strides=strides, pads=pads, dilations=dilations,
+        groups=ctx.attr("group", 1),
+    )
+    if rank == 1:
+        y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
+    return y
+
+
+@converter("MaxPool", "AveragePool")
+def convert_pool(ctx: NodeContext) -> Value:
+    if ctx.num_outputs > 1 and ctx.node.output[1]:
+        raise ctx.error("the Indices output of MaxPool is not supported")
+    x = ctx.input(0)
+    rank = _spatial_rank(ctx, x)
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * rank))
+    dilations = list(ctx.attr("dilations", [1] * rank))
+    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    if ctx.attr("storage_order", 0) != 0:
+        raise ctx.error("storage_order = 1 (column major) is not supported")
+    if rank == 1:
+        x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
+        kernel, strides = _as_2d(kernel, 1), _as_2d(strides, 1)
+        dilations, pads = _as_2d(dilations, 1), _pads_as_2d(pads)
+    attrs = dict(
+        mode="max" if ctx.op_type == "MaxPool" else "avg", kernel=kernel, strides=strides,
+        pads=pads, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+    )
+    if ctx.op_type == "MaxPool":
+        attrs["dilations"] = dilations
+    else:
+        attrs["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
+        if any(d != 1 for d in dilations):
+            raise ctx.error("dilated AveragePool is not supported")
+    y = ctx.emit(PoolOp, [x], **attrs)
+    if rank == 1:
+        y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
+    return y
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def convert_global_pool(ctx: NodeContext) -> Value:
+    x = ctx.input(0)
+    rank = _spatial_rank(ctx, x)
+    if rank == 1:
+        x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
+    mode = "avg" if ctx.op_type == "GlobalAveragePool" else "max"
+    y = ctx.emit(PoolOp, [x], mode=mode, global_pool=True, kernel=[1, 1])
+    if rank == 1:
+        y = reshape(ctx, y, [y.shape[0], y.shape[1], 1])
+    return y
+
+
+# --------------------------------------------------------------------------------------
+# Matrix products
+# --------------------------------------------------------------------------------------
+
+
+@converter("Gemm")
+def convert_gemm(ctx: NodeContext) -> Value:
+    operands = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if ctx.has_input(2) else [])
+    return ctx.emit(
+        GemmOp, operands, trans_a=bool(ctx.attr("transA", 0)),
+        trans_b=bool(ctx.attr("transB", 0)), alpha=ctx.attr("alpha", 1.0),
+        beta=ctx.attr("beta", 1.0),
+    )
+
+
+@converter("MatMul")
+def convert_matmul(ctx: NodeContext) -> Value:
+    a, b = ctx.input(0), ctx.input(1)
+    a2 = reshape(ctx, a, [1, a.shape[0]]) if a.rank == 1 else a
+    b2 = reshape(ctx, b, [b.shape[0], 1]) if b.rank == 1 else b
+    y = ctx.emit(GemmOp, [a2, b2])
+    shape = list(y.shape)
+    if a.rank == 1:
+        del shape[-2]
+    if b.rank == 1:
+        del shape[-1]
+    return reshape(ctx, y, shape)
+
+
+# --------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------
+
+
+@converter("BatchNormalization")
+def convert_batch_norm(ctx: NodeContext) -> Value:
+    if ctx.attr("training_mode", 0):
+        raise ctx.error("training_mode = 1 is not supported; export the model in eval mode")
+    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
+        raise ctx.error("the running mean/var outputs (training) are not supported")
+    inputs = [ctx.input(i) for i in range(5)]
+    return ctx.emit(BatchNormInferenceOp, inputs, epsilon=ctx.attr("epsilon", 1e-5), axis=1)
+
+
+@converter("LayerNormalization")
+def convert_layer_norm(ctx: NodeContext) -> Value:
+    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
+        raise ctx.error("the Mean/InvStdDev outputs of LayerNormalization are not supported")
+    inputs = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if ctx.has_input(2) else [])
+    return ctx.emit(
+        LayerNormOp, inputs, axis=ctx.attr("axis", -1), epsilon=ctx.attr("epsilon", 1e-5)
+    )
+
+
+def _softmax(ctx: NodeContext, x: Value) -> Value:
+    axis = ctx.attr("axis", -1 if ctx.opset >= 13 else 1)
+    axis = axis % max(x.rank, 1)
+    if ctx.opset >= 13 or axis == x.rank - 1:
+        return ctx.emit(SoftmaxOp, [x], axis=axis)
+    # opset < 13: softmax over the 2-D coercion [prod(shape[:axis]), prod(shape[axis:])]
+    flat = reshape(ctx, x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])
+    return reshape(ctx, ctx.emit(SoftmaxOp, [flat], axis=1), x.shape)
+
+
+@converter("Softmax")
+def convert_softmax(ctx: NodeContext) -> Value:
+    return _softmax(ctx, ctx.input(0))
+
+
+@converter("LogSoftmax")
+def convert_log_softmax(ctx: NodeContext) -> Value:
+    return ctx.emit(ew.LogOp, [_softmax(ctx, ctx.input(0))])
+
+
+# --------------------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------------------
+
+_REDUCE_MODE = {
+    "ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min",
+    "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL1": "sum", "ReduceL2": "sum",
+    "ReduceLogSumExp": "sum", "ReduceLogSum": "sum",
+}
+# opset from which `axes` is an input rather than an attribute
+_AXES_INPUT_SINCE = {"ReduceSum": 13}
+
+
+@converter(*_REDUCE_MODE)
+def convert_reduce(ctx: NodeContext) -> Value | None:
+    x = ctx.input(0)
+    if ctx.opset >= _AXES_INPUT_SINCE.get(ctx.op_type, 18):
+        axes = ctx.optional_const(1)
+        axes = [] if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
+    else:
+        axes = list(ctx.attr("axes", []))
+    if not axes and ctx.attr("noop_with_empty_axes", 0):
+        return x
+    source = {
+        "ReduceSumSquare": lambda: ctx.emit(ew.MulOp, [x, x]),
+        "ReduceL2": lambda: ctx.emit(ew.MulOp, [x, x]),
+        "ReduceL1": lambda: ctx.emit(ew.AbsOp, [x]),
+        "ReduceLogSumExp": lambda: ctx.emit(ew.ExpOp, [x]),
+    }.get(ctx.op_type, lambda: x)()
+    y = ctx.emit(
+        ReduceOp, [source], mode=_REDUCE_MODE[ctx.op_type], axes=axes,
+        keepdims=bool(ctx.attr("keepdims", 1)),
+    )
+    if ctx.op_type == "ReduceL2":
+        y = ctx.emit(ew.SqrtOp, [y])
+    elif ctx.op_type in ("ReduceLogSumExp", "ReduceLogSum"):
+        y = ctx.emit(ew.LogOp, [y])
+    return y
+
+
+# --------------------------------------------------------------------------------------
+# Resize
+# --------------------------------------------------------------------------------------
+
+
+@converter("Resize")
+def convert_resize(ctx: NodeContext) -> Value:
+    x = ctx.input(0)
+    mode = ctx.attr("mode", "nearest")
+    if mode not in ("nearest", "linear"):
+        raise ctx.error(f"mode '{mode}' is not supported (nearest and linear are)")
+    if ctx.attr("antialias", 0):
+        raise ctx.error("antialias = 1 is not supported")
+    coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    if coord not in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+        raise ctx.error(f"coordinate_transformation_mode '{coord}' is not supported")
+    sizes = _resize_sizes(ctx, x)
+    if mode == "linear":
+        if x.rank != 4 or list(sizes[:2]) != list(x.shape[:2]):
+            raise ctx.error(
+                "linear Resize is supported on rank-4 inputs resizing the last two dims "
+                f"(bilinear); got {list(x.shape)} -> {sizes}"
+            )
+    return ctx.emit(
+        ResizeOp, [x], mode="bilinear" if mode == "linear" else "nearest", sizes=sizes,
+        coordinate_transformation_mode=coord,
+        nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"),
+    )
+
+
+def _resize_sizes(ctx: NodeContext, x: Value) -> list[int]:
+    axes = ctx.attr("axes")
+    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.error("keep_aspect_ratio_policy other than 'stretch' is not supported")
+    sizes = ctx.optional_const(3)
+    scales = ctx.optional_const(2)
+    if sizes is not None and np.asarray(sizes).size:
+        picked = [int(s) for s in np.asarray(sizes).reshape(-1)]
+        full = list(x.shape)
+        for axis, size in zip(axes or range(x.rank), picked, strict=True):
+            full[axis] = size
+        return full
+    if scales is None or not np.asarray(scales).size:
+        raise ctx.error("Resize needs either scales or sizes")
+    full = list(x.shape)
+    for axis, scale in zip(axes or range(x.rank), np.asarray(scales).reshape(-1), strict=True):
+        full[axis] = int(math.floor(x.shape[axis] * float(scale)))
+    return full

@@ -1,0 +1,107 @@
+"""Converters of ONNX ops that tx8c evaluates at compile time.
+
+Constant, Shape, Size, Range, ConstantOfShape, NonZero, CumSum, EyeLike produce values
+known at compile time (from attributes, constants and static shapes); they never reach the
+IR. Trilu of a run-time tensor becomes a Where with a compile-time mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import numpy_helper
+
+from tx8c.dialect.ops import elementwise as ew
+from tx8c.frontend.onnx.context import NodeContext, Value
+from tx8c.frontend.onnx.registry import converter
+
+
+@converter("Constant")
+def convert_constant(ctx: NodeContext) -> Value:
+    for key in ("value", "sparse_value"):
+        if ctx.has_attr(key):
+            value = ctx.attr(key)
+            if key == "sparse_value":
+                raise ctx.error("sparse constants are not supported")
+            return ctx.constant(numpy_helper.to_array(value))
+    scalars = {
+        "value_float": np.float32, "value_floats": np.float32,
+        "value_int": np.int64, "value_ints": np.int64,
+    }
+    for key, dtype in scalars.items():
+        if ctx.has_attr(key):
+            return ctx.constant(np.asarray(ctx.attr(key), dtype=dtype))
+    raise ctx.error("Constant node with no supported value attribute")
+
+
+@converter("Shape")
+def convert_shape(ctx: NodeContext) -> Value:
+    shape = np.asarray(ctx.input(0).shape, dtype=np.int64)
+    rank = len(shape)
+    start = ctx.attr("start", 0)
+    end = ctx.attr("end", rank)
+    return ctx.constant(shape[slice(start, end)])
+
+
+@converter("Size")
+def convert_size(ctx: NodeContext) -> Value:
+    return ctx.constant(np.asarray(int(np.prod(ctx.input(0).shape)), dtype=np.int64))
+
+
+@converter("Range")
+def convert_range(ctx: NodeContext) -> Value:
+    start, limit, delta = (np.asarray(ctx.const(i)) for i in range(3))
+    return ctx.constant(np.arange(start, limit, delta).astype(start.dtype))
+
+
+@converter("ConstantOfShape")
+def convert_constant_of_shape(ctx: NodeContext) -> Value:
+    shape = [int(d) for d in np.asarray(ctx.const(0)).reshape(-1)]
+    fill = ctx.attr("value")
+    fill = numpy_helper.to_array(fill).reshape(-1) if fill is not None else np.zeros(1, np.float32)
+    return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
+
+
+@converter("NonZero")
+def convert_nonzero(ctx: NodeContext) -> Value:
+    return ctx.constant(np.array(np.nonzero(ctx.const(0)), dtype=np.int64))
+
+
+@converter("CumSum")
+def convert_cumsum(ctx: NodeContext) -> Value:
+    x = np.asarray(ctx.const(0))
+    axis = int(np.asarray(ctx.const(1)))
+    if ctx.attr("reverse", 0):
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if ctx.attr("exclusive", 0):
+        out = out - x
+    if ctx.attr("reverse", 0):
+        out = np.flip(out, axis)
+    return ctx.constant(out)
+
+
+@converter("EyeLike")
+def convert_eye_like(ctx: NodeContext) -> Value:
+    x = ctx.input(0)
+    dtype = np.float32 if ctx.attr("dtype") is None else None
+    if dtype is None:
+        from tx8c.frontend.onnx.types import numpy_dtype_of
+
+        dtype = numpy_dtype_of(ctx.attr("dtype"))
+    return ctx.constant(np.eye(x.shape[0], x.shape[1], k=ctx.attr("k", 0), dtype=dtype))
+
+
+@converter("Trilu")
+def convert_trilu(ctx: NodeContext) -> Value:
+    """Keep the upper (or lower) triangle of the last two dims: a Where on a constant mask."""
+    x = ctx.input(0)
+    k = int(np.asarray(ctx.optional_const(1, 0)))
+    rows, cols = x.shape[-2], x.shape[-1]
+    if ctx.attr("upper", 1):
+        mask = np.triu(np.ones((rows, cols), dtype=bool), k)
+    else:
+        mask = np.tril(np.ones((rows, cols), dtype=bool), k)
+    if x.is_const:
+        return ctx.constant(np.where(mask, x.const, np.zeros((), x.dtype)))
+    zero = ctx.constant(np.zeros((), x.dtype))
+    return ctx.emit(ew.WhereOp, [ctx.constant(mask), x, zero])

@@ -1,0 +1,151 @@
+"""ONNX -> tx8be import (seed 003: the backend receives a static tensor graph).
+
+Requires: an ONNX model (path or ModelProto), opset 11..21, static input shapes (from
+the model or from `input_shapes`).
+Guarantees: a verified module with one function `@main` whose arguments are the model's
+inputs and whose results are its outputs (both carry their ONNX names in the `tx8c.name`
+argument/result attribute); the function holds only tensor compute: shape sub-graphs are
+folded, Identity and Dropout are gone, each initializer used at run time is one
+`tx8be.Constant`. Nothing is written anywhere.
+
+Any model tx8c cannot take is rejected before building with one message: every
+unsupported op type, with counts and a few node names each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Region
+
+from tx8c.dialect.types import tensor
+from tx8c.frontend.onnx.context import GraphBuilder, NodeContext, Value
+from tx8c.frontend.onnx.loader import OnnxImportError, graph_inputs, prepare
+from tx8c.frontend.onnx.registry import load_converters
+from tx8c.frontend.onnx.types import element_type_of
+
+MAX_NAMES_LISTED = 3
+
+
+@dataclass
+class ImportResult:
+    module: ModuleOp
+    input_names: list[str]
+    output_names: list[str]
+    opset: int
+    onnx_nodes: int
+    onnx_op_counts: dict[str, int]
+    seconds: float
+    constants: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def import_onnx(
+    source: str | Path | onnx.ModelProto,
+    input_shapes: Mapping[str, list[int]] | None = None,
+) -> ImportResult:
+    """Import an ONNX model into a tx8be module (see the module docstring)."""
+    start = time.perf_counter()
+    model, opset = prepare(source, input_shapes)
+    graph = model.graph
+    converters = load_converters()
+    check_supported(graph, converters)
+
+    inputs = graph_inputs(model)
+    block = Block(arg_types=[_input_type(i) for i in inputs])
+    builder = GraphBuilder(block)
+    values: dict[str, Value] = {"": None}
+    for info, arg in zip(inputs, block.args, strict=True):
+        values[info.name] = Value.of_ssa(arg)
+    for init in graph.initializer:
+        values[init.name] = Value.of_const(numpy_helper.to_array(init))
+
+    for index, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{index}"
+        missing = [i for i in node.input if i not in values]
+        if missing:
+            raise OnnxImportError(
+                f"node '{name}' ({node.op_type}) reads {missing}, which no earlier node or "
+                "input produces; the graph is not in topological order or is incomplete."
+            )
+        ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder)
+        outs = converters[node.op_type](ctx)
+        outs = outs if isinstance(outs, list) else [outs]
+        for out_name, value in zip(node.output, outs, strict=False):
+            if out_name:
+                values[out_name] = value
+
+    results = []
+    for out in graph.output:
+        if out.name not in values:
+            raise OnnxImportError(f"graph output '{out.name}' is not produced by any node.")
+        results.append(builder.ssa(values[out.name]))
+    block.add_op(func.ReturnOp(*results))
+
+    function = func.FuncOp(
+        "main", ([a.type for a in block.args], [r.type for r in results]), Region(block)
+    )
+    function.arg_attrs = _names_attr([i.name for i in inputs])
+    function.res_attrs = _names_attr([o.name for o in graph.output])
+    module = ModuleOp([function])
+    module.verify()
+    return ImportResult(
+        module=module,
+        input_names=[i.name for i in inputs],
+        output_names=[o.name for o in graph.output],
+        opset=opset,
+        onnx_nodes=len(graph.node),
+        onnx_op_counts=dict(Counter(n.op_type for n in graph.node)),
+        seconds=time.perf_counter() - start,
+        constants=builder.constants_made,
+    )
+
+
+def check_supported(graph: onnx.GraphProto, converters: Mapping) -> None:
+    """One error listing every unsupported op type with counts and node names."""
+    unsupported: dict[str, list[str]] = {}
+    for index, node in enumerate(graph.node):
+        key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+        if node.domain not in ("", "ai.onnx") or node.op_type not in converters:
+            unsupported.setdefault(key, []).append(node.name or f"{node.op_type}_{index}")
+    if not unsupported:
+        return
+    parts = []
+    for op_type, names in sorted(unsupported.items()):
+        shown = ", ".join(f"'{n}'" for n in names[:MAX_NAMES_LISTED])
+        extra = len(names) - MAX_NAMES_LISTED
+        more = f", and {extra} more" if extra > 0 else ""
+        plural = "s" if len(names) > 1 else ""
+        parts.append(f"{op_type} ({len(names)} node{plural}: {shown}{more})")
+    raise OnnxImportError(
+        f"the model uses {len(unsupported)} op type(s) tx8c does not support: "
+        f"{'; '.join(parts)}. Replace them in the exporter (or decompose them into supported "
+        "ops), or open an issue asking for them."
+    )
+
+
+def _input_type(info: onnx.ValueInfoProto):
+    tt = info.type.tensor_type
+    dims = [d.dim_value for d in tt.shape.dim]
+    try:
+        return tensor(dims, element_type_of(tt.elem_type))
+    except ValueError as e:
+        raise OnnxImportError(
+            f"input '{info.name}' has element type {onnx.TensorProto.DataType.Name(tt.elem_type)}"
+            f", which tx8c does not support ({e})."
+        ) from None
+
+
+def _names_attr(names: list[str]) -> ArrayAttr:
+    return ArrayAttr([DictionaryAttr({"tx8c.name": StringAttr(n)}) for n in names])
+
+
+__all__ = ["ImportResult", "OnnxImportError", "import_onnx"]
