@@ -140,6 +140,16 @@ def from_attr(kind: str, attr: Attribute) -> Any:
     raise ValueError(f"unknown attribute kind {kind}")
 
 
+COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
+
+
+def _common_attr(name: str, value: Any) -> Attribute:
+    """The attributes every op has: layout_str from a str, the others as attributes."""
+    if name == "layout_str" and isinstance(value, str):
+        return StringAttr(value)
+    return value
+
+
 def tx8be_op(cls):
     """Class decorator for concrete tx8be ops: records attribute kinds, then IRDL."""
     kinds: dict[str, str] = {}
@@ -190,16 +200,15 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         **attrs: Any,
     ):
         """Create the op from Python attribute values; infer result types if not given."""
+        unknown = set(attrs) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
+        if unknown:
+            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
         attributes = {
-            name: to_attr(cls.ATTR_KINDS[name], value)
+            name: _common_attr(name, value) if name in COMMON_ATTRS
+            else to_attr(cls.ATTR_KINDS[name], value)
             for name, value in attrs.items()
             if value is not None
         }
-        unknown = set(attributes) - set(cls.ATTR_KINDS) - {
-            "layout_str", "dev_info", "chip_parallel", "tile_parallel"
-        }
-        if unknown:
-            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
         if result_types is None:
             probe = cls.create(
                 operands=list(operands),
@@ -271,6 +280,7 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     def verify_(self) -> None:
         self._verify_operand_count()
         self._verify_dtypes()
+        self._verify_bool_attrs()
         self.verify_op()
         expected = self.infer_shapes()
         if len(expected) != len(self.results):
@@ -307,6 +317,15 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
             raise self.fail(
                 f"operands {indices} must share one element type, got {', '.join(names)}"
             )
+
+    def _verify_bool_attrs(self) -> None:
+        """Bool attributes are written `true`/`false` (i1); `1 : i64` is not a bool."""
+        for name, kind in self.ATTR_KINDS.items():
+            value = self.attributes.get(name)
+            if kind == "bool" and value is not None and value.type != i1:
+                raise self.fail(
+                    f"{name} must be a bool (true or false), got {_type_str(value)}"
+                )
 
     def verify_op(self) -> None:
         """The op's own rules (attribute ranges, ranks). Override; raise self.fail()."""

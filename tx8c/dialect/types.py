@@ -89,7 +89,7 @@ def tensor_of(array: np.ndarray) -> TensorType:
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """A dense elements attribute holding `array` (bytes copied, C order)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # ascontiguousarray would make 0-d arrays 1-d
     return DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
 
 

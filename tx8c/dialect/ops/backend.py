@@ -65,14 +65,6 @@ _COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
 UINT32_MAX = 2**32 - 1
 
 
-def _verify_bool_attrs(op: Tx8beOp) -> None:
-    """Bool attributes are written `true`/`false` (i1); `1 : i64` is not a bool."""
-    for name, kind in op.ATTR_KINDS.items():
-        value = op.attributes.get(name)
-        if kind == "bool" and value is not None and _type_str(value.type) != "i1":
-            raise op.fail(f"{name} must be a bool (true or false), got {_type_str(value)}")
-
-
 def _verify_has_numpy_type(op: Tx8beOp, t: Attribute, what: str) -> None:
     if not isinstance(t, TensorType):
         raise op.fail(f"{what} must be a ranked tensor, got {_type_str(t)}")
@@ -144,7 +136,6 @@ class LoadConstOp(Tx8beOp):
     bypass_codegen = bool_attr(optional=True)
 
     def verify_op(self) -> None:
-        _verify_bool_attrs(self)
         if self.attr("const_id") < 0:
             raise self.fail(f"const_id must be >= 0, got {self.attr('const_id')}")
         if self.results:
@@ -219,9 +210,6 @@ class ChannelNormOp(_IdentityOp):
 
     name = "tx8be.ChannelNorm"
     direction = bool_attr()
-
-    def verify_op(self) -> None:
-        _verify_bool_attrs(self)
 
     def output_align_mode(self) -> AlignMode:
         """ALIGN when converting to channel-aligned, NALIGN when converting to compact."""
@@ -391,7 +379,6 @@ class GroupOp(Tx8beOp):
 
     # -- verification ------------------------------------------------------------------
     def verify_op(self) -> None:
-        _verify_bool_attrs(self)
         self._verify_block_args()
         self._verify_yield()
         self._verify_attr_ranges()

@@ -1,0 +1,424 @@
+"""Export real model architectures to ONNX with ``torch.onnx.export`` (developer tool).
+
+This is a local benchmark helper: it is NOT run in CI and nothing in the test suite imports
+it.  It needs ``torch`` and ``transformers``, which do not belong in the project venv; see
+``bench/README.md`` for setting up the separate torch venv.
+
+Every model is built from a config written in code (no hub downloads of weights or configs),
+with random weights (a fixed seed), in eval mode, batch 1 and static shapes, and exported at
+opset 17 with the TorchScript exporter (``dynamo=False``), i.e. the graphs users get from a
+plain ``torch.onnx.export`` call.  Each file is then checked with ``onnx.checker``, run in
+onnxruntime on random inputs and compared with the torch output, and a summary table is
+printed (nodes, op types with counts, file size, export time).
+
+Models (``--only`` selects a comma-separated subset):
+
+=================  ==========================================================================
+resnet50           transformers ``ResNetConfig()`` (ResNet-50), BatchNormalization kept
+resnet50_bnfold    the same network exported the default way: BN folded into Conv
+mobilenetv2        ``MobileNetV2Config()`` (1.0, 224)
+convnext           ``ConvNextConfig()`` (ConvNeXt-T)
+vit                ``ViTConfig()`` (ViT-B/16) with 4 layers (12 with ``--full``)
+bert               ``BertModel``: 4 layers (12 with ``--full``), hidden 256, 4 heads, vocab 30522
+gpt2               ``GPT2LMHeadModel``: 4 layers (12 with ``--full``), n_embd 256, 4 heads
+llama              ``LlamaForCausalLM``: 2 layers (32 with ``--full``), hidden 256,
+                   intermediate 688, 8 heads, 2 KV heads, vocab 32000, max positions 512
+=================  ==========================================================================
+
+Vision models take ``pixel_values`` 1x3x224x224 and return ``logits`` (1000 classes);
+``bert`` takes ``input_ids`` and ``attention_mask`` (1x128 int64) and returns
+``last_hidden_state``; ``gpt2`` and ``llama`` take ``input_ids`` (1x128 int64, no KV cache)
+and return ``logits``.  ``--full`` only raises the layer counts of the transformer models to
+the library defaults (their widths stay as above; ``vit`` is then exactly ``ViTConfig()``).
+With ``--full`` those files are named ``<model>_full.onnx``.
+
+Usage::
+
+    /work/torchenv/bin/python bench/export_models.py [--out /work/models] [--only a,b] [--full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+import transformers
+
+OPSET = 17
+SEED = 0
+IMAGE_SHAPE = (1, 3, 224, 224)
+SEQ_LEN = 128
+NUM_LABELS = 1000
+DEFAULT_OUT = Path("/work/models")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------------------------------
+# Model specs
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Spec:
+    """How to build, feed and export one model."""
+
+    name: str
+    build: Callable[[bool], torch.nn.Module]  # full -> module returning one tensor
+    inputs: Callable[[torch.Generator], dict[str, torch.Tensor]]
+    output_name: str
+    transformer: bool = False  # --full changes it (and its file name)
+    keep_bn: bool = False  # export with BatchNormalization kept
+    expect_bn: bool | None = None  # True: BN nodes must be present; False: must be absent
+
+
+class _Main(torch.nn.Module):
+    """Calls a transformers model by keyword and returns only its main output tensor.
+
+    ``ones_mask`` passes ``attention_mask=ones_like(input_ids)`` (what a tokenizer returns for
+    one unpadded sequence) without making it a graph input.  transformers 5 needs a mask under
+    ``torch.jit`` tracing: with ``attention_mask=None`` it looks for packed sequences with
+    ``torch.diff``, which the TorchScript exporter cannot convert (``aten::diff``).  With the
+    mask present the causal mask is built in the graph and grouped KV heads go through
+    ``repeat_kv`` (Expand + Reshape) instead of SDPA's ``enable_gqa``, which that exporter
+    cannot convert either.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        input_names: tuple[str, ...],
+        attr: str,
+        ones_mask: bool = False,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.input_names = input_names
+        self.attr = attr
+        self.ones_mask = ones_mask
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        feeds = dict(zip(self.input_names, args))
+        if self.ones_mask:
+            feeds["attention_mask"] = torch.ones_like(feeds["input_ids"])
+        out = self.model(**feeds, return_dict=True)
+        return getattr(out, self.attr)
+
+
+def _randomize_constant_tensors(model: torch.nn.Module, gen: torch.Generator) -> None:
+    """Replace parameters that are initialized to one repeated value by random ones.
+
+    transformers initializes biases to 0, norm weights to 1, BatchNorm statistics to 0/1 and
+    e.g. ConvNeXt layer scales to 1e-6.  Trained weights are never like that: a
+    BatchNormalization that is an identity hides folding bugs, and the exporter deduplicates
+    equal-valued tensors into ``Identity`` nodes that real models do not have.  Scaled values
+    become ``value * U(0.5, 1.5)``, zeros become ``N(0, 0.02)``; BatchNorm running means
+    become ``N(0, 0.1)`` and running variances ``U(0.5, 1.5)``.
+    """
+
+    def randomize(t: torch.Tensor, zero_std: float) -> None:
+        if not t.is_floating_point() or t.numel() < 2 or not bool(torch.all(t == t.flatten()[0])):
+            return
+        value = float(t.flatten()[0])
+        if value == 0.0:
+            t.copy_(zero_std * torch.randn(t.shape, generator=gen, dtype=t.dtype))
+        else:
+            t.copy_(value * (0.5 + torch.rand(t.shape, generator=gen, dtype=t.dtype)))
+
+    with torch.no_grad():
+        for param in model.parameters():
+            randomize(param, 0.02)
+        for mod in model.modules():
+            if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and mod.track_running_stats:
+                randomize(mod.running_mean, 0.1)
+                randomize(mod.running_var, 0.0)
+
+
+def _image_inputs(gen: torch.Generator) -> dict[str, torch.Tensor]:
+    return {"pixel_values": torch.randn(IMAGE_SHAPE, generator=gen)}
+
+
+def _token_inputs(vocab: int, with_mask: bool) -> Callable[[torch.Generator], dict]:
+    def make(gen: torch.Generator) -> dict[str, torch.Tensor]:
+        ids = torch.randint(0, vocab, (1, SEQ_LEN), generator=gen, dtype=torch.int64)
+        feeds = {"input_ids": ids}
+        if with_mask:
+            mask = torch.ones((1, SEQ_LEN), dtype=torch.int64)
+            mask[:, SEQ_LEN - 16 :] = 0  # a padded tail, so the mask is not all ones
+            feeds["attention_mask"] = mask
+        return feeds
+
+    return make
+
+
+def _wrap(
+    model: torch.nn.Module, names: tuple[str, ...], attr: str, ones_mask: bool = False
+) -> torch.nn.Module:
+    return _Main(model.eval(), names, attr, ones_mask).eval()
+
+
+def _resnet50(full: bool) -> torch.nn.Module:
+    cfg = transformers.ResNetConfig(num_labels=NUM_LABELS)  # defaults: ResNet-50
+    return _wrap(transformers.ResNetForImageClassification(cfg), ("pixel_values",), "logits")
+
+
+def _mobilenetv2(full: bool) -> torch.nn.Module:
+    cfg = transformers.MobileNetV2Config(num_labels=NUM_LABELS)
+    model = transformers.MobileNetV2ForImageClassification(cfg)
+    return _wrap(model, ("pixel_values",), "logits")
+
+
+def _convnext(full: bool) -> torch.nn.Module:
+    cfg = transformers.ConvNextConfig(num_labels=NUM_LABELS)  # defaults: ConvNeXt-T
+    model = transformers.ConvNextForImageClassification(cfg)
+    return _wrap(model, ("pixel_values",), "logits")
+
+
+def _vit(full: bool) -> torch.nn.Module:
+    cfg = transformers.ViTConfig(num_labels=NUM_LABELS)  # defaults: ViT-B/16, 224
+    if not full:
+        cfg.num_hidden_layers = 4
+    model = transformers.ViTForImageClassification(cfg)
+    return _wrap(model, ("pixel_values",), "logits")
+
+
+def _bert(full: bool) -> torch.nn.Module:
+    cfg = transformers.BertConfig(
+        vocab_size=30522,
+        hidden_size=256,
+        num_hidden_layers=transformers.BertConfig().num_hidden_layers if full else 4,
+        num_attention_heads=4,
+        intermediate_size=1024,
+    )
+    model = transformers.BertModel(cfg, add_pooling_layer=False)
+    return _wrap(model, ("input_ids", "attention_mask"), "last_hidden_state")
+
+
+def _gpt2(full: bool) -> torch.nn.Module:
+    cfg = transformers.GPT2Config(
+        n_layer=transformers.GPT2Config().n_layer if full else 4,
+        n_embd=256,
+        n_head=4,
+        use_cache=False,
+    )
+    model = transformers.GPT2LMHeadModel(cfg)
+    return _wrap(model, ("input_ids",), "logits", ones_mask=True)
+
+
+def _llama(full: bool) -> torch.nn.Module:
+    cfg = transformers.LlamaConfig(
+        vocab_size=32000,
+        hidden_size=256,
+        intermediate_size=688,
+        num_hidden_layers=transformers.LlamaConfig().num_hidden_layers if full else 2,
+        num_attention_heads=8,
+        num_key_value_heads=2,  # grouped-query attention: 4 query heads per KV head
+        max_position_embeddings=512,
+        hidden_act="silu",
+        use_cache=False,
+    )
+    model = transformers.LlamaForCausalLM(cfg)
+    return _wrap(model, ("input_ids",), "logits", ones_mask=True)
+
+
+SPECS: dict[str, Spec] = {
+    s.name: s
+    for s in [
+        Spec("resnet50", _resnet50, _image_inputs, "logits", keep_bn=True, expect_bn=True),
+        Spec("resnet50_bnfold", _resnet50, _image_inputs, "logits", expect_bn=False),
+        Spec("mobilenetv2", _mobilenetv2, _image_inputs, "logits", expect_bn=False),
+        Spec("convnext", _convnext, _image_inputs, "logits"),
+        Spec("vit", _vit, _image_inputs, "logits", transformer=True),
+        Spec("bert", _bert, _token_inputs(30522, True), "last_hidden_state", transformer=True),
+        Spec("gpt2", _gpt2, _token_inputs(50257, False), "logits", transformer=True),
+        Spec("llama", _llama, _token_inputs(32000, False), "logits", transformer=True),
+    ]
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Export and check
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Result:
+    name: str
+    file: Path
+    nodes: int
+    op_counts: dict[str, int]
+    mb: float
+    seconds: float
+    max_abs_diff: float
+    ref_max_abs: float
+    exporter: str
+
+
+def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
+    torch.manual_seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    model = spec.build(full)
+    _randomize_constant_tensors(model, gen)
+    model.eval()
+    feeds = spec.inputs(gen)
+    names = list(feeds)
+    args = tuple(feeds.values())
+
+    suffix = "_full" if (full and spec.transformer) else ""
+    path = out_dir / f"{spec.name}{suffix}.onnx"
+    kwargs: dict = dict(
+        input_names=names,
+        output_names=[spec.output_name],
+        opset_version=OPSET,
+        dynamo=dynamo,
+    )
+    if spec.keep_bn:
+        # Eval-mode export folds BatchNormalization into the preceding Conv (and constant
+        # folding would fold what is left); PRESERVE + no folding keeps the BN nodes.
+        kwargs.update(training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+
+    with torch.no_grad():
+        ref = model(*args).detach().numpy()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # TracerWarning / DeprecationWarning noise
+            torch.onnx.export(model, args, str(path), **kwargs)
+        seconds = time.perf_counter() - t0
+
+    onnx.checker.check_model(str(path), full_check=True)
+    proto = onnx.load(str(path))
+    opsets = {o.domain or "ai.onnx": o.version for o in proto.opset_import}
+    if opsets.get("ai.onnx") != OPSET:
+        raise RuntimeError(f"{path.name}: exported opset {opsets}, expected {OPSET}")
+    op_counts = dict(sorted(Counter(n.op_type for n in proto.graph.node).items()))
+    n_bn = op_counts.get("BatchNormalization", 0)
+    if spec.expect_bn is True and n_bn == 0:
+        raise RuntimeError(f"{path.name}: expected BatchNormalization nodes, found none")
+    if spec.expect_bn is False and n_bn:
+        raise RuntimeError(f"{path.name}: expected BN folded into Conv, found {n_bn} BN nodes")
+    for value in list(proto.graph.input) + list(proto.graph.output):
+        dims = value.type.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            raise RuntimeError(f"{path.name}: {value.name} has a non-static shape")
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (got,) = sess.run([spec.output_name], {k: v.numpy() for k, v in feeds.items()})
+    if got.shape != ref.shape:
+        raise RuntimeError(f"{path.name}: onnxruntime shape {got.shape} != torch {ref.shape}")
+    if not np.all(np.isfinite(got)):
+        raise RuntimeError(f"{path.name}: onnxruntime output has non-finite values")
+    diff = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
+    scale = float(np.max(np.abs(ref)))
+    if diff > 1e-3 * max(1.0, scale):
+        raise RuntimeError(f"{path.name}: onnxruntime differs from torch: max |diff| {diff:.3g}")
+
+    size = path.stat().st_size + sum(
+        p.stat().st_size for p in out_dir.glob(f"{path.stem}*.data") if p.is_file()
+    )
+    return Result(
+        name=path.stem,
+        file=path,
+        nodes=len(proto.graph.node),
+        op_counts=op_counts,
+        mb=size / 2**20,
+        seconds=seconds,
+        max_abs_diff=diff,
+        ref_max_abs=scale,
+        exporter="dynamo" if dynamo else "torchscript",
+    )
+
+
+def _print_table(results: list[Result]) -> None:
+    header = f"{'model':<18} {'nodes':>6} {'MB':>8} {'export s':>9} {'max|diff|':>10}  op types"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        ops = " ".join(f"{op}:{n}" for op, n in r.op_counts.items())
+        print(
+            f"{r.name:<18} {r.nodes:>6} {r.mb:>8.1f} {r.seconds:>9.2f} "
+            f"{r.max_abs_diff:>10.2e}  {ops}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    ap.add_argument("--only", default="", help="comma-separated model names: " + ",".join(SPECS))
+    ap.add_argument(
+        "--full", action="store_true", help="default (full) layer counts for transformers"
+    )
+    ap.add_argument(
+        "--dynamo",
+        action="store_true",
+        help="use the torch.export-based exporter instead of the TorchScript one",
+    )
+    args = ap.parse_args(argv)
+
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(SPECS)
+    unknown = [n for n in names if n not in SPECS]
+    if unknown:
+        ap.error(f"unknown model(s) {unknown}; choose from {list(SPECS)}")
+    out_dir = args.out.resolve()
+    if out_dir == REPO_ROOT or REPO_ROOT in out_dir.parents:
+        ap.error(f"--out {out_dir} is inside the repository; write models elsewhere")
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"onnx {onnx.__version__}, onnxruntime {ort.__version__}; opset {OPSET}, "
+        f"exporter {'dynamo' if args.dynamo else 'torchscript (dynamo=False)'}, out {out_dir}"
+    )
+    results: list[Result] = []
+    failures: list[tuple[str, str]] = []
+    for name in names:
+        print(f"exporting {name} ...", flush=True)
+        try:
+            r = _export(SPECS[name], out_dir, args.full, args.dynamo)
+        except Exception as exc:  # keep going; report every failure at the end
+            failures.append((name, f"{type(exc).__name__}: {exc}"))
+            print(f"  FAILED: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        results.append(r)
+        print(
+            f"  {r.file}: {r.nodes} nodes, {r.mb:.1f} MB, {r.seconds:.2f} s, "
+            f"onnxruntime vs torch max |diff| {r.max_abs_diff:.2e} (max |ref| {r.ref_max_abs:.3g})",
+            flush=True,
+        )
+
+    print()
+    _print_table(results)
+    summary = out_dir / ("summary_full.json" if args.full else "summary.json")
+    old = json.loads(summary.read_text()) if summary.exists() else {}
+    old.update(
+        {
+            r.name: {
+                "file": r.file.name,
+                "nodes": r.nodes,
+                "op_counts": r.op_counts,
+                "mb": round(r.mb, 3),
+                "export_seconds": round(r.seconds, 3),
+                "max_abs_diff": r.max_abs_diff,
+                "exporter": r.exporter,
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+            }
+            for r in results
+        }
+    )
+    summary.write_text(json.dumps(old, indent=2) + "\n")
+    if failures:
+        print(f"\n{len(failures)} export(s) failed:", file=sys.stderr)
+        for name, msg in failures:
+            print(f"  {name}: {msg}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

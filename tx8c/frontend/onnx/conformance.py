@@ -1,0 +1,168 @@
+"""Conformance of the importer + reference executor against ONNX's own node tests.
+
+The onnx package ships the generators of its backend node tests
+(`onnx.backend.test.case.node`): each builds a one-node model and its expected outputs
+with ONNX's reference implementation. For every test whose op type tx8c claims to support
+(the converter table), this runner imports the model, runs the reference executor and
+compares with the expected outputs (the test's own rtol/atol). The `_expanded` variants,
+which hold an op's function body (a decomposition into other ops) rather than the op, are
+left out: they test other op types.
+
+Models of opsets outside 11..21 are first converted with onnx.version_converter, the
+tool a user would use; when ONNX has no adapter, the case is reported as rejected.
+
+Each case ends as:
+- pass: imported, ran, and matched;
+- rejected: the importer refused it with a clear error (an unsupported attribute, dtype
+  or opset), listed with the message;
+- fail: it ran but the numbers differ (a bug to fix);
+- error: it crashed (a bug to fix).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from tx8c.errors import Tx8Error
+from tx8c.frontend.onnx.loader import MAX_OPSET, MIN_OPSET, default_opset
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    op_type: str
+    status: str  # pass | rejected | fail | error
+    reason: str = ""
+
+
+def collect_cases(op_types: set[str] | None = None) -> list:
+    """ONNX's node test cases whose op type is in `op_types` (default: all supported)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    from tx8c.frontend.onnx.registry import load_converters
+
+    wanted = set(load_converters()) if op_types is None else op_types
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return [c for c in cases if len(c.model.graph.node) == 1 and _op_type(c.model) in wanted]
+
+
+def _op_type(model: onnx.ModelProto) -> str:
+    return model.graph.node[0].op_type
+
+
+def _to_supported_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        version = default_opset(model)
+    except Tx8Error:
+        return model
+    target = min(max(version, MIN_OPSET), MAX_OPSET)
+    if target == version:
+        return model
+    try:
+        return onnx.version_converter.convert_version(model, target)
+    except Exception as e:
+        raise Tx8Error(
+            f"opset {version} model; onnx.version_converter cannot convert it to opset "
+            f"{target} ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        ) from None
+
+
+def run_case(case) -> CaseResult:
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.sim.reference import run_reference
+
+    op_type = _op_type(case.model)
+    try:
+        model = _to_supported_opset(case.model)
+        result = import_onnx(model)
+    except Tx8Error as e:
+        return CaseResult(case.name, op_type, "rejected", str(e))
+    except Exception as e:  # a crash in the importer is a bug
+        return CaseResult(case.name, op_type, "error", f"import crashed: {type(e).__name__}: {e}")
+    for inputs, expected in case.data_sets:
+        try:
+            got = run_reference(result.module, _runtime_inputs(inputs, result.input_names, model))
+        except Tx8Error as e:
+            return CaseResult(case.name, op_type, "error", f"run failed: {e}")
+        except Exception as e:
+            return CaseResult(case.name, op_type, "error", f"run crashed: {type(e).__name__}: {e}")
+        mismatch = _mismatch(expected, got, case.rtol, case.atol)
+        if mismatch:
+            return CaseResult(case.name, op_type, "fail", mismatch)
+    return CaseResult(case.name, op_type, "pass")
+
+
+def _runtime_inputs(inputs, names: list[str], model: onnx.ModelProto) -> list[np.ndarray]:
+    """The data set's inputs for the module's arguments (graph inputs minus initializers)."""
+    init_names = {t.name for t in model.graph.initializer}
+    graph_names = [i.name for i in model.graph.input if i.name not in init_names]
+    by_name = dict(zip([i.name for i in model.graph.input], inputs, strict=False))
+    by_name.update(zip(graph_names, inputs, strict=False))
+    return [np.asarray(by_name[n]) for n in names]
+
+
+def _mismatch(expected, got, rtol: float, atol: float) -> str:
+    if len(expected) != len(got):
+        return f"{len(got)} outputs, expected {len(expected)}"
+    for i, (e, g) in enumerate(zip(expected, got, strict=True)):
+        e = np.asarray(e)
+        if e.shape != g.shape:
+            return f"output {i}: shape {list(g.shape)}, expected {list(e.shape)}"
+        if e.dtype.kind in "biu" or e.dtype == np.bool_:
+            if not np.array_equal(e, g):
+                return f"output {i}: values differ"
+            continue
+        try:
+            np.testing.assert_allclose(
+                g.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol
+            )
+        except AssertionError as err:
+            lines = [ln for ln in str(err).splitlines() if "Max" in ln]
+            return f"output {i}: " + ("; ".join(lines) or "values differ")
+    return ""
+
+
+def run_conformance(op_types: set[str] | None = None) -> list[CaseResult]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [run_case(c) for c in collect_cases(op_types)]
+
+
+def summary_table(results: list[CaseResult]) -> str:
+    """Per op type: passes, rejections, failures, errors; then the totals."""
+    per_op: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        per_op[r.op_type][r.status] += 1
+    head = f"{'op type':<22} {'cases':>5} {'pass':>5} {'reject':>6} {'fail':>5} {'error':>5}"
+    lines = [head, "-" * len(head)]
+    for op, c in sorted(per_op.items()):
+        lines.append(
+            f"{op:<22} {sum(c.values()):>5} {c['pass']:>5} {c['rejected']:>6} "
+            f"{c['fail']:>5} {c['error']:>5}"
+        )
+    total = Counter(r.status for r in results)
+    lines.append("-" * len(head))
+    lines.append(
+        f"{'total':<22} {len(results):>5} {total['pass']:>5} {total['rejected']:>6} "
+        f"{total['fail']:>5} {total['error']:>5}"
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    results = run_conformance()
+    print(summary_table(results))
+    for r in results:
+        if r.status != "pass":
+            print(f"{r.status:8} {r.name}: {r.reason}")
+
+
+if __name__ == "__main__":
+    main()
