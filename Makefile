@@ -29,8 +29,13 @@ pytest: setup
 
 test: lint lit pytest
 
+EXAMPLES := build/examples
+DEMO_MODEL ?= residual_cnn
+
 demo: setup
-	$(BIN)/tx8c-opt examples/residual_block.mlir -p infer-shapes
+	$(BIN)/python examples/make_models.py $(EXAMPLES)
+	$(BIN)/tx8c compile $(EXAMPLES)/$(DEMO_MODEL).onnx -o build/$(DEMO_MODEL)
+	$(BIN)/tx8c compare $(EXAMPLES)/$(DEMO_MODEL).onnx
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -76,6 +76,8 @@ class Spec:
     inputs: Callable[[torch.Generator], dict[str, torch.Tensor]]
     output_name: str
     transformer: bool = False  # --full changes it (and its file name)
+    causal: bool = False  # decoder: check in onnxruntime that later tokens are not seen
+    vocab: int = 0
     keep_bn: bool = False  # export with BatchNormalization kept
     expect_bn: bool | None = None  # True: BN nodes must be present; False: must be absent
 
@@ -119,9 +121,8 @@ def _randomize_constant_tensors(model: torch.nn.Module, gen: torch.Generator) ->
     transformers initializes biases to 0, norm weights to 1, BatchNorm statistics to 0/1 and
     e.g. ConvNeXt layer scales to 1e-6.  Trained weights are never like that: a
     BatchNormalization that is an identity hides folding bugs, and the exporter deduplicates
-    equal-valued tensors into ``Identity`` nodes that real models do not have.  Scaled values
-    become ``value * U(0.5, 1.5)``, zeros become ``N(0, 0.02)``; BatchNorm running means
-    become ``N(0, 0.1)`` and running variances ``U(0.5, 1.5)``.
+    equal-valued tensors into ``Identity`` nodes that real models do not have.  Such values
+    become ``value * U(0.5, 1.5)``, zeros become ``N(0, 0.02)``.
     """
 
     def randomize(t: torch.Tensor, zero_std: float) -> None:
@@ -136,10 +137,35 @@ def _randomize_constant_tensors(model: torch.nn.Module, gen: torch.Generator) ->
     with torch.no_grad():
         for param in model.parameters():
             randomize(param, 0.02)
-        for mod in model.modules():
-            if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and mod.track_running_stats:
-                randomize(mod.running_mean, 0.1)
-                randomize(mod.running_var, 0.0)
+
+
+def _calibrate_batchnorm(
+    model: torch.nn.Module, feeds: dict[str, torch.Tensor], gen: torch.Generator
+) -> None:
+    """Set BatchNorm running statistics to the batch statistics of a few random inputs.
+
+    Like a trained network's, each BN then normalizes what really reaches it, so activations
+    stay O(1) through ResNet-50 instead of growing layer by layer.
+    """
+    bns = [
+        m
+        for m in model.modules()
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.track_running_stats
+    ]
+    if not bns:
+        return
+    batch = {
+        k: torch.randn((8, *v.shape[1:]), generator=gen, dtype=v.dtype) for k, v in feeds.items()
+    }
+    for bn in bns:
+        bn.reset_running_stats()
+        bn.momentum = None  # cumulative average: after one batch, exactly its statistics
+    model.train()
+    with torch.no_grad():
+        model(*batch.values())
+    model.eval()
+    for bn in bns:
+        bn.momentum = 0.1
 
 
 def _image_inputs(gen: torch.Generator) -> dict[str, torch.Tensor]:
@@ -238,8 +264,10 @@ SPECS: dict[str, Spec] = {
         Spec("convnext", _convnext, _image_inputs, "logits"),
         Spec("vit", _vit, _image_inputs, "logits", transformer=True),
         Spec("bert", _bert, _token_inputs(30522, True), "last_hidden_state", transformer=True),
-        Spec("gpt2", _gpt2, _token_inputs(50257, False), "logits", transformer=True),
-        Spec("llama", _llama, _token_inputs(32000, False), "logits", transformer=True),
+        Spec("gpt2", _gpt2, _token_inputs(50257, False), "logits", True, causal=True, vocab=50257),
+        Spec(
+            "llama", _llama, _token_inputs(32000, False), "logits", True, causal=True, vocab=32000
+        ),
     ]
 }
 
@@ -257,6 +285,7 @@ class Result:
     seconds: float
     max_abs_diff: float
     ref_max_abs: float
+    static_out: bool
     exporter: str
 
 
@@ -265,8 +294,9 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
     gen = torch.Generator().manual_seed(SEED)
     model = spec.build(full)
     _randomize_constant_tensors(model, gen)
-    model.eval()
     feeds = spec.inputs(gen)
+    _calibrate_batchnorm(model, feeds, gen)
+    model.eval()
     names = list(feeds)
     args = tuple(feeds.values())
 
@@ -302,10 +332,16 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
         raise RuntimeError(f"{path.name}: expected BatchNormalization nodes, found none")
     if spec.expect_bn is False and n_bn:
         raise RuntimeError(f"{path.name}: expected BN folded into Conv, found {n_bn} BN nodes")
-    for value in list(proto.graph.input) + list(proto.graph.output):
-        dims = value.type.tensor_type.shape.dim
-        if any(not d.HasField("dim_value") for d in dims):
-            raise RuntimeError(f"{path.name}: {value.name} has a non-static shape")
+
+    def static(value: onnx.ValueInfoProto) -> bool:
+        return all(d.HasField("dim_value") for d in value.type.tensor_type.shape.dim)
+
+    for value in proto.graph.input:
+        if not static(value):
+            raise RuntimeError(f"{path.name}: input {value.name} has a non-static shape")
+    # The exporter may still leave an output dim symbolic when the graph computes shapes at
+    # run time (MobileNetV2's TF "SAME" padding computes its Pad amounts from Shape).
+    static_out = all(static(v) for v in proto.graph.output)
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (got,) = sess.run([spec.output_name], {k: v.numpy() for k, v in feeds.items()})
@@ -317,6 +353,13 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
     scale = float(np.max(np.abs(ref)))
     if diff > 1e-3 * max(1.0, scale):
         raise RuntimeError(f"{path.name}: onnxruntime differs from torch: max |diff| {diff:.3g}")
+    if spec.causal:
+        # Changing the last token must leave the logits of every earlier position unchanged.
+        ids = feeds["input_ids"].numpy().copy()
+        ids[0, -1] = (ids[0, -1] + 1) % spec.vocab
+        (got2,) = sess.run([spec.output_name], {"input_ids": ids})
+        if not np.array_equal(got[:, :-1], got2[:, :-1]) or np.array_equal(got, got2):
+            raise RuntimeError(f"{path.name}: the exported graph is not causal")
 
     size = path.stat().st_size + sum(
         p.stat().st_size for p in out_dir.glob(f"{path.stem}*.data") if p.is_file()
@@ -330,6 +373,7 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
         seconds=seconds,
         max_abs_diff=diff,
         ref_max_abs=scale,
+        static_out=static_out,
         exporter="dynamo" if dynamo else "torchscript",
     )
 
@@ -387,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(r)
         print(
             f"  {r.file}: {r.nodes} nodes, {r.mb:.1f} MB, {r.seconds:.2f} s, "
-            f"onnxruntime vs torch max |diff| {r.max_abs_diff:.2e} (max |ref| {r.ref_max_abs:.3g})",
+            f"onnxruntime vs torch max |diff| {r.max_abs_diff:.2e} (max |ref| {r.ref_max_abs:.3g})"
+            + ("" if r.static_out else "; NOTE: an output shape is not static in the file"),
             flush=True,
         )
 
@@ -404,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mb": round(r.mb, 3),
                 "export_seconds": round(r.seconds, 3),
                 "max_abs_diff": r.max_abs_diff,
+                "static_output_shape": r.static_out,
                 "exporter": r.exporter,
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAtt
 from xdsl.ir import Block, Region
 
 from tx8c.dialect.types import tensor
+from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.context import GraphBuilder, NodeContext, Value
 from tx8c.frontend.onnx.loader import OnnxImportError, graph_inputs, prepare
 from tx8c.frontend.onnx.registry import load_converters
@@ -77,8 +78,7 @@ def import_onnx(
                 "input produces; the graph is not in topological order or is incomplete."
             )
         ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder)
-        outs = converters[node.op_type](ctx)
-        outs = outs if isinstance(outs, list) else [outs]
+        outs = _convert(converters[node.op_type], ctx)
         for out_name, value in zip(node.output, outs, strict=False):
             if out_name:
                 values[out_name] = value
@@ -107,6 +107,20 @@ def import_onnx(
         seconds=time.perf_counter() - start,
         constants=builder.constants_made,
     )
+
+
+def _convert(convert, ctx: NodeContext) -> list[Value]:
+    """Run one converter; a crash inside it is reported against the node, not raised."""
+    try:
+        outs = convert(ctx)
+    except Tx8Error:
+        raise
+    except Exception as e:  # a converter bug or a case it does not handle
+        raise ctx.error(
+            f"tx8c could not convert this node ({type(e).__name__}: {e}). This is a tx8c "
+            "bug or an unsupported use of the op; please report it with the model."
+        ) from e
+    return outs if isinstance(outs, list) else [outs]
 
 
 def check_supported(graph: onnx.GraphProto, converters: Mapping) -> None:

@@ -93,8 +93,8 @@ def convert_clip(ctx: NodeContext) -> Value:
     else:
         lo = ctx.optional_const(1)
         hi = ctx.optional_const(2)
-    lo = None if lo is None else float(np.asarray(lo))
-    hi = None if hi is None else float(np.asarray(hi))
+    lo = None if lo is None else float(np.asarray(lo).reshape(-1)[0])
+    hi = None if hi is None else float(np.asarray(hi).reshape(-1)[0])
     return ctx.emit(ew.ClipOp, [ctx.input(0)], min=lo, max=hi)
 
 
