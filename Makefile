@@ -22,7 +22,7 @@ lint: setup
 	$(BIN)/ruff check tx8c tests bench examples
 
 lit: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -q tests/filecheck
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/lit -s tests/filecheck
 
 pytest: setup
 	$(BIN)/python -m pytest -n $(JOBS) tests

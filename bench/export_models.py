@@ -289,7 +289,7 @@ class Result:
     exporter: str
 
 
-def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
+def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool, opset: int) -> Result:
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
     model = spec.build(full)
@@ -305,7 +305,7 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
     kwargs: dict = dict(
         input_names=names,
         output_names=[spec.output_name],
-        opset_version=OPSET,
+        opset_version=opset,
         dynamo=dynamo,
     )
     if spec.keep_bn:
@@ -324,8 +324,8 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool) -> Result:
     onnx.checker.check_model(str(path), full_check=True)
     proto = onnx.load(str(path))
     opsets = {o.domain or "ai.onnx": o.version for o in proto.opset_import}
-    if opsets.get("ai.onnx") != OPSET:
-        raise RuntimeError(f"{path.name}: exported opset {opsets}, expected {OPSET}")
+    if opsets.get("ai.onnx") != opset:
+        raise RuntimeError(f"{path.name}: exported opset {opsets}, expected {opset}")
     op_counts = dict(sorted(Counter(n.op_type for n in proto.graph.node).items()))
     n_bn = op_counts.get("BatchNormalization", 0)
     if spec.expect_bn is True and n_bn == 0:
@@ -397,10 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--full", action="store_true", help="default (full) layer counts for transformers"
     )
+    ap.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (default {OPSET})")
     ap.add_argument(
         "--dynamo",
         action="store_true",
-        help="use the torch.export-based exporter instead of the TorchScript one",
+        help="use the torch.export-based exporter instead of the TorchScript one "
+        "(torch 2.13's cannot produce opset 17 reliably: use it with --opset 18)",
     )
     args = ap.parse_args(argv)
 
@@ -415,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
-        f"onnx {onnx.__version__}, onnxruntime {ort.__version__}; opset {OPSET}, "
+        f"onnx {onnx.__version__}, onnxruntime {ort.__version__}; opset {args.opset}, "
         f"exporter {'dynamo' if args.dynamo else 'torchscript (dynamo=False)'}, out {out_dir}"
     )
     results: list[Result] = []
@@ -423,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         print(f"exporting {name} ...", flush=True)
         try:
-            r = _export(SPECS[name], out_dir, args.full, args.dynamo)
+            r = _export(SPECS[name], out_dir, args.full, args.dynamo, args.opset)
         except Exception as exc:  # keep going; report every failure at the end
             failures.append((name, f"{type(exc).__name__}: {exc}"))
             print(f"  FAILED: {type(exc).__name__}: {exc}", flush=True)
