@@ -308,7 +308,10 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool, opset: int) -> 
         opset_version=opset,
         dynamo=dynamo,
     )
-    if spec.keep_bn:
+    if spec.keep_bn and dynamo:
+        # The torch.export-based exporter's graph optimizer fuses BN into Conv.
+        kwargs.update(optimize=False)
+    elif spec.keep_bn:
         # Eval-mode export folds BatchNormalization into the preceding Conv (and constant
         # folding would fold what is left); PRESERVE + no folding keeps the BN nodes.
         kwargs.update(training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
@@ -361,9 +364,15 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool, opset: int) -> 
         if not np.array_equal(got[:, :-1], got2[:, :-1]) or np.array_equal(got, got2):
             raise RuntimeError(f"{path.name}: the exported graph is not causal")
 
-    size = path.stat().st_size + sum(
-        p.stat().st_size for p in out_dir.glob(f"{path.stem}*.data") if p.is_file()
-    )
+    # Large models (or the dynamo exporter) put weights in external data files beside it.
+    external = {
+        entry.value
+        for init in onnx.load(str(path), load_external_data=False).graph.initializer
+        if init.data_location == onnx.TensorProto.EXTERNAL
+        for entry in init.external_data
+        if entry.key == "location"
+    }
+    size = path.stat().st_size + sum((path.parent / loc).stat().st_size for loc in external)
     return Result(
         name=path.stem,
         file=path,

@@ -286,26 +286,95 @@ def mobilenet_block() -> onnx.ModelProto:
 
 
 # ---------------------------------------------------------------------------------------
-# transformer_encoder
+# transformer_encoder / transformer_stack
 # ---------------------------------------------------------------------------------------
 def transformer_encoder() -> onnx.ModelProto:
     """One BERT encoder layer with embeddings, as exported from HF transformers."""
-    vocab, max_pos, hidden, heads, ffn, seq = 100, 32, 64, 4, 256, 16
-    head_dim = hidden // heads
+    return _bert_model(
+        num_layers=1,
+        seq=16,
+        hidden=64,
+        heads=4,
+        ffn=256,
+        vocab=100,
+        doc="BERT-style encoder layer (4 heads of 16, erf-GELU FFN) with embeddings.",
+    )
+
+
+def transformer_stack(
+    num_layers: int,
+    seq: int = 16,
+    hidden: int = 64,
+    heads: int = 4,
+    ffn: int = 256,
+    vocab: int = 100,
+) -> onnx.ModelProto:
+    """BERT embeddings plus ``num_layers`` encoder layers, as exported from HF transformers.
+
+    Every layer has its own weights (``encoder.layer.<i>.*``), node scopes
+    (``/encoder/layer.<i>/...``) and the exporter's per-layer shape sub-graphs for the head
+    split and merge; the extended attention mask is computed once and shared, as in
+    ``BertModel``.  Inputs ``input_ids`` and ``attention_mask`` ([1, seq] int64), output
+    ``hidden_states`` ([1, seq, hidden]).  Used by ``bench/bench_import.py`` to measure
+    how import time scales with graph size.
+    """
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be >= 1, got {num_layers}")
+    if hidden % heads:
+        raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads})")
+    return _bert_model(
+        num_layers=num_layers,
+        seq=seq,
+        hidden=hidden,
+        heads=heads,
+        ffn=ffn,
+        vocab=vocab,
+        doc=(
+            f"BERT-style encoder stack: {num_layers} layer(s), hidden {hidden}, {heads} heads, "
+            f"FFN {ffn}, erf-GELU, with embeddings."
+        ),
+    )
+
+
+def _bert_model(
+    num_layers: int, seq: int, hidden: int, heads: int, ffn: int, vocab: int, doc: str
+) -> onnx.ModelProto:
+    """Embeddings, the shared extended mask, ``num_layers`` encoder layers (seed 2)."""
+    max_pos = max(32, seq)
     g = _GraphBuilder(seed=2)
+    h = _bert_embeddings(g, vocab, max_pos, hidden)
 
-    def layer_norm(x: str, name: str) -> str:
-        w = g.init(f"{name}.weight", g.uniform([hidden], 0.9, 1.1))
-        b = g.init(f"{name}.bias", g.normal([hidden], 0.02))
-        return g.op(
-            "LayerNormalization",
-            [x, w, b],
-            _scope(name),
-            axis=-1,
-            epsilon=1e-12,
-        )
+    # -- extended attention mask: (1 - mask[:, None, None, :]) * -10000 ----------------
+    m = g.unsqueeze("attention_mask", [1], "")
+    m = g.unsqueeze(m, [2], "")
+    m = g.op("Cast", [m], "", to=TensorProto.FLOAT)
+    m = g.op("Sub", [g.const(1.0), m], "")
+    mask = g.op("Mul", [m, g.const(-10000.0)], "")
 
-    # -- embeddings ---------------------------------------------------------------------
+    for index in range(num_layers):
+        h = _bert_layer(g, h, mask, index, hidden, heads, ffn)
+    g.nodes[-1].output[0] = "hidden_states"
+    return g.build(
+        [_i64("input_ids", [1, seq]), _i64("attention_mask", [1, seq])],
+        [_f32("hidden_states", [1, seq, hidden])],
+        doc,
+    )
+
+
+def _layer_norm(g: _GraphBuilder, x: str, name: str, hidden: int) -> str:
+    w = g.init(f"{name}.weight", g.uniform([hidden], 0.9, 1.1))
+    b = g.init(f"{name}.bias", g.normal([hidden], 0.02))
+    return g.op(
+        "LayerNormalization",
+        [x, w, b],
+        _scope(name),
+        axis=-1,
+        epsilon=1e-12,
+    )
+
+
+def _bert_embeddings(g: _GraphBuilder, vocab: int, max_pos: int, hidden: int) -> str:
+    """Word + position embeddings (positions from ``Range(0, input_ids.size(1))``), LN."""
     sc = "/embeddings"
     word = g.init("embeddings.word_embeddings.weight", g.normal([vocab, hidden], 1.0))
     pos_table = g.init("embeddings.position_embeddings.weight", g.normal([max_pos, hidden], 0.5))
@@ -315,17 +384,18 @@ def transformer_encoder() -> onnx.ModelProto:
     position_ids = g.unsqueeze(position_ids, [0], sc)
     positions = g.op("Gather", [pos_table, position_ids], sc + "/position_embeddings")
     emb = g.op("Add", [words, positions], sc)
-    h = layer_norm(emb, "embeddings.LayerNorm")
+    return _layer_norm(g, emb, "embeddings.LayerNorm", hidden)
 
-    # -- extended attention mask: (1 - mask[:, None, None, :]) * -10000 ----------------
-    m = g.unsqueeze("attention_mask", [1], "")
-    m = g.unsqueeze(m, [2], "")
-    m = g.op("Cast", [m], "", to=TensorProto.FLOAT)
-    m = g.op("Sub", [g.const(1.0), m], "")
-    mask = g.op("Mul", [m, g.const(-10000.0)], "")
+
+def _bert_layer(
+    g: _GraphBuilder, h: str, mask: str, index: int, hidden: int, heads: int, ffn: int
+) -> str:
+    """``encoder.layer.<index>``: post-LN self-attention and erf-GELU feed-forward."""
+    head_dim = hidden // heads
+    prefix = f"encoder.layer.{index}"
 
     # -- self-attention -----------------------------------------------------------------
-    sa = "/encoder/layer.0/attention/self"
+    sa = _scope(f"{prefix}.attention.self")
 
     def split_heads(x: str) -> str:
         """x.view(x.size()[:-1] + (heads, head_dim)).permute(0, 2, 1, 3)"""
@@ -340,9 +410,9 @@ def transformer_encoder() -> onnx.ModelProto:
         x = g.op("Reshape", [x, shape], sa, allowzero=0)
         return g.op("Transpose", [x], sa, perm=[0, 2, 1, 3])
 
-    q = split_heads(g.linear_matmul(h, "encoder.layer.0.attention.self.query", hidden, hidden))
-    k = split_heads(g.linear_matmul(h, "encoder.layer.0.attention.self.key", hidden, hidden))
-    v = split_heads(g.linear_matmul(h, "encoder.layer.0.attention.self.value", hidden, hidden))
+    q = split_heads(g.linear_matmul(h, f"{prefix}.attention.self.query", hidden, hidden))
+    k = split_heads(g.linear_matmul(h, f"{prefix}.attention.self.key", hidden, hidden))
+    v = split_heads(g.linear_matmul(h, f"{prefix}.attention.self.value", hidden, hidden))
     kt = g.op("Transpose", [k], sa, perm=[0, 1, 3, 2])
     scores = g.op("MatMul", [q, kt], sa)
     scores = g.op("Div", [scores, g.const(math.sqrt(head_dim), sa)], sa)
@@ -355,14 +425,14 @@ def transformer_encoder() -> onnx.ModelProto:
     shape = g.op("Concat", [b, s, g.const([hidden], sa, np.int64)], sa, axis=0)
     ctx = g.op("Reshape", [ctx, shape], sa, allowzero=0)
 
-    so = "encoder.layer.0.attention.output"
+    so = f"{prefix}.attention.output"
     attn = g.linear_matmul(ctx, f"{so}.dense", hidden, hidden)
     attn = g.op("Add", [attn, h], _scope(so))
-    h = layer_norm(attn, f"{so}.LayerNorm")
+    h = _layer_norm(g, attn, f"{so}.LayerNorm", hidden)
 
     # -- feed-forward with erf-GELU -------------------------------------------------------
-    inter = "encoder.layer.0.intermediate"
-    act_scope = "/encoder/layer.0/intermediate/intermediate_act_fn"
+    inter = f"{prefix}.intermediate"
+    act_scope = _scope(inter) + "/intermediate_act_fn"
     f = g.linear_matmul(h, f"{inter}.dense", hidden, ffn)
     t = g.op("Div", [f, g.const(math.sqrt(2.0), act_scope)], act_scope)
     t = g.op("Erf", [t], act_scope)
@@ -370,16 +440,10 @@ def transformer_encoder() -> onnx.ModelProto:
     t = g.op("Mul", [f, t], act_scope)
     f = g.op("Mul", [t, g.const(0.5, act_scope)], act_scope)
 
-    out = "encoder.layer.0.output"
+    out = f"{prefix}.output"
     f = g.linear_matmul(f, f"{out}.dense", ffn, hidden)
     f = g.op("Add", [f, h], _scope(out))
-    layer_norm(f, f"{out}.LayerNorm")
-    g.nodes[-1].output[0] = "hidden_states"
-    return g.build(
-        [_i64("input_ids", [1, seq]), _i64("attention_mask", [1, seq])],
-        [_f32("hidden_states", [1, seq, hidden])],
-        "BERT-style encoder layer (4 heads of 16, erf-GELU FFN) with embeddings.",
-    )
+    return _layer_norm(g, f, f"{out}.LayerNorm", hidden)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,159 @@
+"""The ONNX importer: examples match onnxruntime, shape sub-graphs fold, Identity and
+Dropout vanish, one Constant per initializer, opsets 11..21, and clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from examples.make_models import MODELS
+from tx8c.dialect.base import Tx8beOp
+from tx8c.frontend.onnx.importer import import_onnx
+from tx8c.frontend.onnx.loader import OnnxImportError
+from tx8c.frontend.onnx.runtime import random_inputs, run_onnxruntime
+from tx8c.sim.numerics import compare_arrays
+from tx8c.sim.reference import run_reference
+
+
+def op_names(module) -> list[str]:
+    return [op.name.removeprefix("tx8be.") for op in module.walk() if isinstance(op, Tx8beOp)]
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_bundled_example_matches_onnxruntime(name: str) -> None:
+    model = MODELS[name]()
+    inputs = random_inputs(model, seed=1)
+    expected = run_onnxruntime(model, inputs)
+    result = import_onnx(model)
+    got = run_reference(result.module, inputs)
+    for e, g in zip(expected, got, strict=True):
+        assert compare_arrays(e, g).cosine >= 0.99999
+
+
+def test_shape_subgraphs_are_folded() -> None:
+    result = import_onnx(MODELS["transformer_encoder"]())
+    names = op_names(result.module)
+    # the exporter's Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains are gone:
+    # only the word-embedding lookup gathers at run time, nothing concatenates
+    assert names.count("Gather") == 1
+    assert "Concatenate" not in names
+    assert result.onnx_op_counts["Shape"] > 0
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def test_identity_and_dropout_disappear() -> None:
+    model = _model(
+        [helper.make_node("Identity", ["x"], ["a"]), helper.make_node("Dropout", ["a"], ["b"]),
+         helper.make_node("Relu", ["b"], ["y"])],
+        [_f32("x", [2, 3])], [_f32("y", [2, 3])],
+    )
+    assert op_names(import_onnx(model).module) == ["Relu"]
+
+
+def test_one_constant_per_initializer_even_when_shared() -> None:
+    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+    model = _model(
+        [helper.make_node("Add", ["x", "w"], ["a"]), helper.make_node("Mul", ["a", "w"], ["y"])],
+        [_f32("x", [2, 3])], [_f32("y", [2, 3])], [w],
+    )
+    assert sorted(op_names(import_onnx(model).module)) == ["Add", "Constant", "Mul"]
+
+
+def _opset_model(opset: int) -> onnx.ModelProto:
+    """Ops whose form changed across opsets 11..21 (axes/split as attribute or input,
+    Softmax's 2-D coercion before opset 13)."""
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+             (("lo", -0.5), ("hi", 0.5))]
+    as_input = opset >= 13
+    if as_input:
+        inits += [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+                  (("ax2", [2]), ("ax0", [0]), ("split", [1, 2]))]
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["s"], axis=1),
+        helper.make_node("Clip", ["s", "lo", "hi"], ["c"]),
+        helper.make_node("ReduceSum", ["c", "ax2"] if as_input else ["c"], ["r"],
+                         **({} if as_input else {"axes": [2]})),
+        helper.make_node("Squeeze", ["r", "ax2"] if as_input else ["r"], ["q"],
+                         **({} if as_input else {"axes": [2]})),
+        helper.make_node("Unsqueeze", ["q", "ax0"] if as_input else ["q"], ["u"],
+                         **({} if as_input else {"axes": [0]})),
+        helper.make_node("Split", ["u", "split"] if as_input else ["u"], ["y0", "y1"],
+                         axis=2, **({} if as_input else {"split": [1, 2]})),
+    ]
+    return _model(nodes, [_f32("x", [2, 3, 4])], [_f32("y0", None), _f32("y1", None)],
+                  inits, opset=opset)
+
+
+@pytest.mark.parametrize("opset", [11, 12, 13, 15, 17, 19, 21])
+def test_opsets_11_to_21(opset: int) -> None:
+    model = _opset_model(opset)
+    inputs = random_inputs(model)
+    expected = run_onnxruntime(model, inputs)
+    got = run_reference(import_onnx(model).module, inputs)
+    for e, g in zip(expected, got, strict=True):
+        assert compare_arrays(e, g).cosine >= 0.99999
+
+
+def test_unsupported_ops_are_listed_with_counts_and_names() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["a"])]
+    for i in range(5):
+        nodes.append(helper.make_node("Celu", ["a"], [f"c{i}"], name=f"celu{i}"))
+    nodes.append(helper.make_node("Hardmax", ["a"], ["h"], name="hm"))
+    model = _model(nodes, [_f32("x", [2, 3])], [_f32("h", [2, 3])])
+    with pytest.raises(OnnxImportError) as err:
+        import_onnx(model)
+    text = str(err.value)
+    assert "2 op type(s)" in text
+    assert "Celu (5 nodes: 'celu0', 'celu1', 'celu2', and 2 more)" in text
+    assert "Hardmax (1 node: 'hm')" in text
+
+
+def test_dynamic_dimension_needs_input_shapes() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [x], [_f32("y", None)])
+    with pytest.raises(OnnxImportError, match="--input-shapes x:1x"):
+        import_onnx(model)
+    result = import_onnx(model, {"x": [4, 3]})
+    assert list(result.module.ops.first.function_type.inputs.data[0].get_shape()) == [4, 3]
+
+
+def test_input_shapes_naming_a_missing_input() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_f32("x", [2])], [_f32("y", [2])])
+    with pytest.raises(OnnxImportError, match="'nope', which the model does not have"):
+        import_onnx(model, {"nope": [1]})
+
+
+@pytest.mark.parametrize("opset", [9, 22])
+def test_opset_outside_the_supported_range(opset: int) -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_f32("x", [2])], [_f32("y", [2])],
+                   opset=opset)
+    with pytest.raises(OnnxImportError, match=f"opset {opset}; tx8c imports opsets 11 to 21"):
+        import_onnx(model)
+
+
+def test_the_callers_model_is_not_modified() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [x], [_f32("y", None)])
+    before = model.SerializeToString()
+    import_onnx(model, {"x": [1, 3]})
+    assert model.SerializeToString() == before
+
+
+def test_compile_time_input_required() -> None:
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
+                   [_f32("x", [2, 3]), shape], [_f32("y", None)])
+    with pytest.raises(OnnxImportError, match="node 'r' \\(Reshape\\): input #1 \\('shape'\\) must"):
+        import_onnx(model)

@@ -1,0 +1,180 @@
+"""tx8c compile / run / compare, and every bad input the import issue lists: a clear
+one-paragraph error, exit code 1, no traceback, nothing written or overwritten."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from examples.make_models import MODELS
+
+
+def tx8c(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tx8c.cli.main", *args], capture_output=True, text=True
+    )
+
+
+def assert_clean_error(r: subprocess.CompletedProcess, *needles: str) -> None:
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: ") or "\nerror: " in r.stderr
+    for needle in needles:
+        assert needle in r.stderr, r.stderr
+
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "cnn.onnx"
+    onnx.save(MODELS["residual_cnn"](), path)
+    return path
+
+
+def _save(tmp_path: Path, model: onnx.ModelProto, name: str = "m.onnx") -> Path:
+    path = tmp_path / name
+    onnx.save(model, path)
+    return path
+
+
+def _relu_model(x_shape, opset=17, op="Relu") -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="n0")], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+# -- the happy path --------------------------------------------------------------------
+
+
+def test_compile_writes_model_stages_and_report(cnn: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = tx8c("compile", str(cnn), "-o", str(out), "--dump-ir-after-all", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.mlir").read_text().count("tx8be.Conv") == 6
+    assert (out / "stages" / "00-import.mlir").is_file()
+    report = json.loads((out / "report.json").read_text())
+    assert report["op_counts"]["Conv"] == 6 and "import" in report["pass_seconds"]
+    assert report["onnx_op_counts"]["BatchNormalization"] == 6
+
+
+def test_run_then_compare_agree_with_onnxruntime(cnn: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert tx8c("compile", str(cnn), "-o", str(out), "--quiet").returncode == 0
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", image=x)
+    r = tx8c("run", str(out), "--inputs", str(tmp_path / "in.npz"), "-o",
+             str(tmp_path / "y.npz"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "y.npz")["logits"].shape == (1, 10)
+    r = tx8c("compare", str(cnn), "--inputs", str(tmp_path / "in.npz"), "--json")
+    assert r.returncode == 0, r.stderr
+    stages = json.loads(r.stdout)["stages"]
+    assert stages[0]["stage"] == "import" and stages[0]["cosine"] >= 0.99999
+    assert stages[0]["verdict"] == "PASS"
+
+
+def test_compare_prints_a_table(cnn: Path) -> None:
+    r = tx8c("compare", str(cnn), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "cosine" in r.stdout and "SQNR (dB)" in r.stdout and "PASS" in r.stdout
+
+
+# -- bad input -------------------------------------------------------------------------
+
+
+def test_truncated_onnx(cnn: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "trunc.onnx"
+    bad.write_bytes(cnn.read_bytes()[:2000])
+    r = tx8c("compile", str(bad), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, "not a readable ONNX model", "truncated")
+    assert not (tmp_path / "out").exists()
+
+
+def test_not_an_onnx_file(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.onnx"
+    bad.write_text("these are my notes, not a model\n")
+    r = tx8c("compile", str(bad), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, "not a readable ONNX model")
+    assert bad.read_text() == "these are my notes, not a model\n"
+
+
+def test_unsupported_op_writes_nothing(tmp_path: Path) -> None:
+    path = _save(tmp_path, _relu_model([2, 3], op="Hardmax"))
+    r = tx8c("compile", str(path), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, "Hardmax (1 node: 'n0')")
+    assert not (tmp_path / "out").exists()
+
+
+def test_dynamic_dimension_without_input_shapes(tmp_path: Path) -> None:
+    path = _save(tmp_path, _relu_model(["batch", 3]))
+    r = tx8c("compile", str(path), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, "dynamic input dimensions", "--input-shapes")
+    ok = tx8c("compile", str(path), "-o", str(tmp_path / "out"), "--input-shapes", "x:2x3",
+              "--quiet")
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_input_shapes_naming_a_missing_input(tmp_path: Path) -> None:
+    path = _save(tmp_path, _relu_model(["batch", 3]))
+    r = tx8c("compile", str(path), "-o", str(tmp_path / "out"), "--input-shapes", "img:1x3")
+    assert_clean_error(r, "'img', which the model does not have", "'x'")
+
+
+def test_malformed_input_shapes(tmp_path: Path) -> None:
+    path = _save(tmp_path, _relu_model(["batch", 3]))
+    r = tx8c("compile", str(path), "-o", str(tmp_path / "out"), "--input-shapes", "x=1,3")
+    assert_clean_error(r, "NAME:DIMxDIM")
+
+
+@pytest.mark.parametrize(
+    "arrays, needle",
+    [
+        ({"wrong": np.zeros((1, 3, 32, 32), np.float32)}, "missing ['image']"),
+        ({"image": np.zeros((1, 3, 16, 16), np.float32)}, "has shape [1, 3, 16, 16]"),
+        ({"image": np.zeros((1, 3, 32, 32), np.float64)}, "has dtype float64"),
+    ],
+)
+def test_inputs_npz_with_wrong_names_shapes_or_dtypes(cnn, tmp_path, arrays, needle) -> None:
+    np.savez(tmp_path / "in.npz", **arrays)
+    r = tx8c("compare", str(cnn), "--inputs", str(tmp_path / "in.npz"))
+    assert_clean_error(r, needle)
+    out = tmp_path / "out"
+    assert tx8c("compile", str(cnn), "-o", str(out), "--quiet").returncode == 0
+    r = tx8c("run", str(out), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "o.npz"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_inputs_file_that_is_not_npz(cnn: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "in.npz"
+    bad.write_text("nope")
+    assert_clean_error(tx8c("compare", str(cnn), "--inputs", str(bad)), "not a readable .npz")
+
+
+def test_output_path_that_is_an_existing_file(cnn: Path, tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    r = tx8c("compile", str(cnn), "-o", str(target))
+    assert_clean_error(r, "exists and is a file")
+    assert target.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("opset", [7, 22])
+def test_opset_outside_the_supported_range(tmp_path: Path, opset: int) -> None:
+    path = _save(tmp_path, _relu_model([2, 3], opset=opset))
+    r = tx8c("compile", str(path), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, f"opset {opset}", "11 to 21", "version_converter")
+
+
+def test_missing_model_file(tmp_path: Path) -> None:
+    r = tx8c("compile", str(tmp_path / "absent.onnx"), "-o", str(tmp_path / "out"))
+    assert_clean_error(r, "does not exist")
