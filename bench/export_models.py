@@ -342,8 +342,9 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool, opset: int) -> 
     for value in proto.graph.input:
         if not static(value):
             raise RuntimeError(f"{path.name}: input {value.name} has a non-static shape")
-    # The exporter may still leave an output dim symbolic when the graph computes shapes at
-    # run time (MobileNetV2's TF "SAME" padding computes its Pad amounts from Shape).
+    # An output dim may still be symbolic in the file: MobileNetV2's TF "SAME" padding becomes
+    # Pad nodes whose amounts come from unfolded all-constant sub-graphs (ConstantOfShape,
+    # Concat, Reshape, Slice, Transpose, Cast), which ONNX shape inference does not evaluate.
     static_out = all(static(v) for v in proto.graph.output)
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

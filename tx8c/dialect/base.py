@@ -77,6 +77,11 @@ def ints_attr(default: Sequence[int] | None = None, optional: bool = False):
     return _field("ints", DenseArrayBase, default, optional)
 
 
+def floats_attr(default: Sequence[float] | None = None, optional: bool = False):
+    """A list of floats, written `array<f64: 0.5, 2.0>`."""
+    return _field("floats", DenseArrayBase, default, optional)
+
+
 def int_attr(default: int | None = None, optional: bool = False):
     """An int, written `3 : i64`."""
     return _field("int", IntegerAttr, default, optional)
@@ -106,6 +111,8 @@ def to_attr(kind: str, value: Any) -> Attribute:
     """The IR attribute of a Python value of the given kind."""
     if kind == "ints":
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
+    if kind == "floats":
+        return DenseArrayBase.from_list(f64, [float(v) for v in value])
     if kind == "int":
         return IntegerAttr(int(value), i64)
     if kind == "float":
@@ -125,6 +132,8 @@ def from_attr(kind: str, attr: Attribute) -> Any:
     """The Python value of an IR attribute of the given kind."""
     if kind == "ints":
         return tuple(int(v) for v in attr.get_values())
+    if kind == "floats":
+        return tuple(float(v) for v in attr.get_values())
     if kind == "int":
         return int(attr.value.data)
     if kind == "float":

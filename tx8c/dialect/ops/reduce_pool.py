@@ -107,7 +107,17 @@ class ReduceOp(Tx8beOp):
         kwargs = {"axis": self.reduced_axes(), "keepdims": self.attr("keepdims")}
         if mode in ("sum", "prod"):
             kwargs["dtype"] = x.dtype  # integers wrap in their own type
+        if mode in ("max", "min"):  # the identity, so an empty reduction is -inf / +inf
+            kwargs["initial"] = _lowest(x.dtype) if mode == "max" else _highest(x.dtype)
         return [np.asarray(_REDUCERS[mode](x, **kwargs))]
+
+
+def _lowest(dtype: np.dtype):
+    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype):
+    return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
 
 
 # --------------------------------------------------------------------------------------

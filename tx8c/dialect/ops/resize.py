@@ -21,6 +21,7 @@ from tx8c.dialect.base import (
     FLOATS,
     NUMERIC,
     Tx8beOp,
+    floats_attr,
     ints_attr,
     result_type_like,
     str_attr,
@@ -35,10 +36,15 @@ _COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
-def source_coordinates(in_size: int, out_size: int, mode: str) -> np.ndarray:
-    """ONNX's `x_original` (float32) for every output index of one axis."""
+def source_coordinates(
+    in_size: int, out_size: int, mode: str, scale: float | None = None
+) -> np.ndarray:
+    """ONNX's `x_original` (float32) for every output index of one axis; the scale is the
+    model's own when it gave one (ONNX `scales`), else out_size / in_size."""
     x = np.arange(out_size, dtype=np.float32)
-    scale = np.float32(out_size) / np.float32(in_size)
+    # ONNX's length_resized is in_size * scale, unrounded, when the model gave a scale
+    resized = np.float32(out_size) if scale is None else np.float32(in_size * scale)
+    scale = resized / np.float32(in_size) if scale is None else np.float32(scale)
     half = np.float32(0.5)
     if mode == "half_pixel":
         return (x + half) / scale - half
@@ -51,7 +57,7 @@ def source_coordinates(in_size: int, out_size: int, mode: str) -> np.ndarray:
     if mode == "align_corners":
         if out_size == 1:
             return np.zeros(1, np.float32)
-        return x * (np.float32(in_size - 1) / np.float32(out_size - 1))
+        return x * (np.float32(in_size - 1) / (resized - np.float32(1)))
     raise ValueError(f"unknown coordinate_transformation_mode {mode}")
 
 
@@ -89,6 +95,9 @@ class ResizeOp(Tx8beOp):
     - `mode`: "nearest" (any axis may change size) or "bilinear" (rank-4 NCHW input;
       interpolates over H and W, the last two axes, which are the only ones that change);
     - `sizes`: the output shape, every axis (the importer turns ONNX scales into sizes);
+    - `scales` (optional): the model's scale per axis when it gave ONNX `scales`; source
+      coordinates then use it, as ONNX does, instead of sizes / input shape (they differ
+      when a scale does not divide evenly, e.g. 0.6 on 5 -> 3);
     - `coordinate_transformation_mode`: how an output index maps to a source coordinate:
       "half_pixel" (default), "asymmetric", "align_corners" or "pytorch_half_pixel", as
       in ONNX;
@@ -104,6 +113,7 @@ class ResizeOp(Tx8beOp):
     sizes = ints_attr()
     coordinate_transformation_mode = str_attr("half_pixel")
     nearest_mode = str_attr("round_prefer_floor")
+    scales = floats_attr(optional=True)
 
     def verify_op(self) -> None:
         self._verify_choices()
@@ -113,6 +123,12 @@ class ResizeOp(Tx8beOp):
             raise self.fail(f"sizes {sizes} must have one value per input axis ({len(shape)})")
         if any(s < 1 for s in sizes):
             raise self.fail(f"sizes must be positive, got {sizes}")
+        scales = self.attr("scales")
+        if scales is not None and (len(scales) != len(shape) or any(v <= 0 for v in scales)):
+            raise self.fail(
+                f"scales {list(scales)} must have one positive value per input axis "
+                f"({len(shape)})"
+            )
         if self.attr("mode") == "bilinear":
             self._verify_bilinear(shape, sizes)
 
@@ -154,14 +170,19 @@ class ResizeOp(Tx8beOp):
         (x,) = upcast(x)
         return [self._bilinear(x)]
 
+    def _scale(self, axis: int) -> float | None:
+        scales = self.attr("scales")
+        return None if scales is None else scales[axis]
+
     def _nearest(self, x: np.ndarray) -> np.ndarray:
         """Gather along every axis with the nearest source indices."""
         transform = self.attr("coordinate_transformation_mode")
         indices = [
             nearest_indices(
-                source_coordinates(n_in, n_out, transform), n_in, self.attr("nearest_mode")
+                source_coordinates(n_in, n_out, transform, self._scale(axis)), n_in,
+                self.attr("nearest_mode"),
             )
-            for n_in, n_out in zip(x.shape, self.attr("sizes"), strict=True)
+            for axis, (n_in, n_out) in enumerate(zip(x.shape, self.attr("sizes"), strict=True))
         ]
         return x[np.ix_(*indices)]
 
@@ -169,10 +190,12 @@ class ResizeOp(Tx8beOp):
         """Linear interpolation along H, then along W (the result equals bilinear)."""
         transform = self.attr("coordinate_transformation_mode")
         out_h, out_w = self.attr("sizes")[2:]
-        low, high, w = linear_taps(source_coordinates(x.shape[2], out_h, transform), x.shape[2])
+        coords = source_coordinates(x.shape[2], out_h, transform, self._scale(2))
+        low, high, w = linear_taps(coords, x.shape[2])
         w = w[:, None].astype(x.dtype)
         x = x[:, :, low, :] * (1 - w) + x[:, :, high, :] * w
-        low, high, w = linear_taps(source_coordinates(x.shape[3], out_w, transform), x.shape[3])
+        coords = source_coordinates(x.shape[3], out_w, transform, self._scale(3))
+        low, high, w = linear_taps(coords, x.shape[3])
         w = w.astype(x.dtype)
         return x[:, :, :, low] * (1 - w) + x[:, :, :, high] * w
 

@@ -75,18 +75,18 @@ def _to_supported_opset(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def run_case(case) -> CaseResult:
-    from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.sim.reference import run_reference
 
     op_type = _op_type(case.model)
-    try:
-        model = _to_supported_opset(case.model)
-        result = import_onnx(model)
-    except Tx8Error as e:
-        return CaseResult(case.name, op_type, "rejected", str(e))
-    except Exception as e:  # a crash in the importer is a bug
-        return CaseResult(case.name, op_type, "error", f"import crashed: {type(e).__name__}: {e}")
     for inputs, expected in case.data_sets:
+        try:
+            model = _to_supported_opset(case.model)
+            model, result = _import_freezing(model, inputs)
+        except Tx8Error as e:
+            return CaseResult(case.name, op_type, "rejected", str(e))
+        except Exception as e:  # a crash in the importer is a bug
+            reason = f"import crashed: {type(e).__name__}: {e}"
+            return CaseResult(case.name, op_type, "error", reason)
         try:
             got = run_reference(result.module, _runtime_inputs(inputs, result.input_names, model))
         except Tx8Error as e:
@@ -99,20 +99,58 @@ def run_case(case) -> CaseResult:
     return CaseResult(case.name, op_type, "pass")
 
 
+def _import_freezing(model: onnx.ModelProto, inputs):
+    """Import; graph inputs the compiler needs at compile time (axes, shapes, pads, scales
+    fed as inputs by the node tests) are frozen to their data-set values, as a user of a
+    static-graph compiler does."""
+    from tx8c.frontend.onnx.context import NeedsConstantError
+    from tx8c.frontend.onnx.importer import import_onnx
+
+    values = dict(zip([i.name for i in model.graph.input], inputs, strict=False))
+    while True:
+        try:
+            return model, import_onnx(model)
+        except NeedsConstantError as e:
+            if e.value_name not in values or _is_initializer(model, e.value_name):
+                raise
+            model = _freeze_input(model, e.value_name, _as_array(values[e.value_name]))
+
+
+def _is_initializer(model: onnx.ModelProto, name: str) -> bool:
+    return any(t.name == name for t in model.graph.initializer)
+
+
+def _freeze_input(model: onnx.ModelProto, name: str, value: np.ndarray) -> onnx.ModelProto:
+    frozen = onnx.ModelProto()
+    frozen.CopyFrom(model)
+    kept = [i for i in frozen.graph.input if i.name != name]
+    del frozen.graph.input[:]
+    frozen.graph.input.extend(kept)
+    frozen.graph.initializer.append(onnx.numpy_helper.from_array(value, name))
+    return frozen
+
+
 def _runtime_inputs(inputs, names: list[str], model: onnx.ModelProto) -> list[np.ndarray]:
     """The data set's inputs for the module's arguments (graph inputs minus initializers)."""
     init_names = {t.name for t in model.graph.initializer}
     graph_names = [i.name for i in model.graph.input if i.name not in init_names]
     by_name = dict(zip([i.name for i in model.graph.input], inputs, strict=False))
     by_name.update(zip(graph_names, inputs, strict=False))
-    return [np.asarray(by_name[n]) for n in names]
+    return [_as_array(by_name[n]) for n in names]
+
+
+def _as_array(value) -> np.ndarray:
+    """Data-set values are numpy arrays or, for some dtypes, TensorProtos."""
+    if isinstance(value, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(value)
+    return np.asarray(value)
 
 
 def _mismatch(expected, got, rtol: float, atol: float) -> str:
     if len(expected) != len(got):
         return f"{len(got)} outputs, expected {len(expected)}"
     for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-        e = np.asarray(e)
+        e = _as_array(e)
         if e.shape != g.shape:
             return f"output {i}: shape {list(g.shape)}, expected {list(e.shape)}"
         if e.dtype.kind in "biu" or e.dtype == np.bool_:

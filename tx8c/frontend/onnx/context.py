@@ -31,6 +31,14 @@ from tx8c.frontend.onnx.loader import OnnxImportError
 from tx8c.sim.reference import evaluate
 
 
+class NeedsConstantError(OnnxImportError):
+    """A value the compiler needs at compile time depends on run-time data."""
+
+    def __init__(self, value_name: str, message: str):
+        super().__init__(message)
+        self.value_name = value_name
+
+
 @dataclass(eq=False)
 class Value:
     """An ONNX tensor: its static shape and dtype, and its constant data or SSA value."""
@@ -138,7 +146,10 @@ class NodeContext:
 
     def error(self, message: str) -> OnnxImportError:
         """An import error naming this node: `raise ctx.error("...")`."""
-        return OnnxImportError(f"node '{self.name}' ({self.op_type}): {message}")
+        return OnnxImportError(self._error_text(message))
+
+    def _error_text(self, message: str) -> str:
+        return f"node '{self.name}' ({self.op_type}): {message}"
 
     # -- attributes ----------------------------------------------------------------------
     def attr(self, name: str, default: Any = None) -> Any:
@@ -168,11 +179,11 @@ class NodeContext:
         """Input `i` as a compile-time array; an error if it is only known at run time."""
         v = self.input(i)
         if not v.is_const:
-            raise self.error(
+            raise NeedsConstantError(self.node.input[i], self._error_text(
                 f"input #{i} ('{self.node.input[i]}') must be computable at compile time "
                 "(a constant or a function of static shapes), but it depends on run-time "
                 "data; tx8c compiles static graphs."
-            )
+            ))
         return v.const
 
     def optional_const(self, i: int, default: Any = None) -> Any:

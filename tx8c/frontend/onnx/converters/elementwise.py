@@ -151,6 +151,8 @@ def convert_softplus(ctx: NodeContext) -> Value:
 def convert_identity(ctx: NodeContext) -> Value | list[Value]:
     """Identity and (inference) Dropout disappear; Dropout's mask output is all true."""
     x = ctx.input(0)
+    if ctx.op_type == "Dropout" and ctx.has_input(2) and np.any(ctx.const(2)):
+        raise ctx.error("training_mode = true is not supported; export in inference mode")
     if ctx.op_type == "Dropout" and ctx.num_outputs > 1 and ctx.node.output[1]:
         return [x, ctx.constant(np.ones(x.shape, dtype=bool))]
     return x

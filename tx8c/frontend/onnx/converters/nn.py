@@ -267,7 +267,7 @@ def convert_resize(ctx: NodeContext) -> Value:
     coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
     if coord not in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
         raise ctx.error(f"coordinate_transformation_mode '{coord}' is not supported")
-    sizes = _resize_sizes(ctx, x)
+    sizes, scales = _resize_sizes(ctx, x)
     if mode == "linear":
         if x.rank != 4 or list(sizes[:2]) != list(x.shape[:2]):
             raise ctx.error(
@@ -277,11 +277,12 @@ def convert_resize(ctx: NodeContext) -> Value:
     return ctx.emit(
         ResizeOp, [x], mode="bilinear" if mode == "linear" else "nearest", sizes=sizes,
         coordinate_transformation_mode=coord,
-        nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"),
+        nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"), scales=scales,
     )
 
 
-def _resize_sizes(ctx: NodeContext, x: Value) -> list[int]:
+def _resize_sizes(ctx: NodeContext, x: Value) -> tuple[list[int], list[float] | None]:
+    """The output shape, and the per-axis scales when the model gave scales."""
     axes = ctx.attr("axes")
     if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
         raise ctx.error("keep_aspect_ratio_policy other than 'stretch' is not supported")
@@ -292,10 +293,11 @@ def _resize_sizes(ctx: NodeContext, x: Value) -> list[int]:
         full = list(x.shape)
         for axis, size in zip(axes or range(x.rank), picked, strict=True):
             full[axis] = size
-        return full
+        return full, None
     if scales is None or not np.asarray(scales).size:
         raise ctx.error("Resize needs either scales or sizes")
-    full = list(x.shape)
+    full, per_axis = list(x.shape), [1.0] * x.rank
     for axis, scale in zip(axes or range(x.rank), np.asarray(scales).reshape(-1), strict=True):
         full[axis] = int(math.floor(x.shape[axis] * float(scale)))
-    return full
+        per_axis[axis] = float(scale)
+    return full, per_axis

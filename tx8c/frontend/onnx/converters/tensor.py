@@ -53,7 +53,8 @@ def convert_reshape(ctx: NodeContext) -> Value:
 @converter("Flatten")
 def convert_flatten(ctx: NodeContext) -> Value:
     x = ctx.input(0)
-    axis = ctx.attr("axis", 1) % (x.rank + 1) if x.rank else 0
+    axis = ctx.attr("axis", 1)
+    axis = axis + x.rank if axis < 0 else axis
     return reshape(ctx, x, [int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:]))])
 
 
