@@ -312,8 +312,9 @@ def _export(spec: Spec, out_dir: Path, full: bool, dynamo: bool, opset: int) -> 
         # The torch.export-based exporter's graph optimizer fuses BN into Conv.
         kwargs.update(optimize=False)
     elif spec.keep_bn:
-        # Eval-mode export folds BatchNormalization into the preceding Conv (and constant
-        # folding would fold what is left); PRESERVE + no folding keeps the BN nodes.
+        # A default eval-mode export fuses BatchNormalization into the preceding Conv;
+        # training=PRESERVE (on an eval-mode model) or do_constant_folding=False each
+        # stops that, and BN is exported with training_mode=0.  Both are set.
         kwargs.update(training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
 
     with torch.no_grad():

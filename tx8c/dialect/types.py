@@ -8,6 +8,7 @@ dtype classes the verifiers speak of.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 import ml_dtypes
 import numpy as np
@@ -102,6 +103,7 @@ def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     return data.reshape(shape).copy()
 
 
+@cache
 def short_name(element_type: Attribute) -> str:
     """How an element type is written in IR (f32, bf16, i8, ...)."""
     from io import StringIO

@@ -155,5 +155,6 @@ def test_compile_time_input_required() -> None:
     shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
     model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="r")],
                    [_f32("x", [2, 3]), shape], [_f32("y", None)])
-    with pytest.raises(OnnxImportError, match="node 'r' \\(Reshape\\): input #1 \\('shape'\\) must"):
+    expected = "node 'r' \\(Reshape\\): input #1 \\('shape'\\) must"
+    with pytest.raises(OnnxImportError, match=expected):
         import_onnx(model)
