@@ -156,3 +156,24 @@ def convert_identity(ctx: NodeContext) -> Value | list[Value]:
     if ctx.op_type == "Dropout" and ctx.num_outputs > 1 and ctx.node.output[1]:
         return [x, ctx.constant(np.ones(x.shape, dtype=bool))]
     return x
+
+
+@converter("IsNaN")
+def convert_isnan(ctx: NodeContext) -> Value:
+    """x != x, the one value not equal to itself."""
+    x = ctx.input(0)
+    return ctx.emit(ew.NotOp, [ctx.emit(ew.EqualOp, [x, x])])
+
+
+@converter("IsInf")
+def convert_isinf(ctx: NodeContext) -> Value:
+    x = ctx.input(0)
+    pos, neg = ctx.attr("detect_positive", 1), ctx.attr("detect_negative", 1)
+    inf = like(ctx, np.inf, x)
+    if pos and neg:
+        return ctx.emit(ew.EqualOp, [ctx.emit(ew.AbsOp, [x]), inf])
+    if pos:
+        return ctx.emit(ew.EqualOp, [x, inf])
+    if neg:
+        return ctx.emit(ew.EqualOp, [x, like(ctx, -np.inf, x)])
+    return ctx.constant(np.zeros(x.shape, dtype=bool))
