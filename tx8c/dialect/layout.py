@@ -1,0 +1,77 @@
+"""layout_str and mem_layout: the vocabulary the layout passes share (seeds 001-003).
+
+`layout_str` (mid-end, seed 003 "Tensor Layout") tells how an op's data is arranged:
+
+- CNN feature layouts "NCHW" and "NHWC" (rank 4), CNN weight layouts "OIHW" and "HWOI";
+- Tensor-class layouts "Tensor" (dim 0 is 1, or rank < 2) and "NTensor" (dim 0 > 1);
+- "UNKNOWN" until the layout passes run.
+
+An op's `layout_str` is either one token, the layout of its result (its data operands
+share it), or one token per operand followed by the result's, joined by "-": Conv is
+"NCHW-OIHW-NCHW" (input, weight, result; a bias is 1-D and not listed), Gemm is
+"Tensor-Tensor-Tensor" (a, b, result; a bias is not listed). The layout of a value is the
+last token of its defining op's `layout_str`.
+
+`mem_layout` (backend, in `dev_info`) tells how a value is laid out in memory: compact
+("Tensor"/"NTensor") or channel-aligned ("Cx"/"NCx"); the "N" forms are the batched ones
+(rank >= 2 and dim 0 > 1), matching `tx8c.target.mem_layout`'s rank mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import SSAValue
+
+from tx8c.dialect.attrs import LayoutMode
+
+UNKNOWN = "UNKNOWN"
+CNN_FEATURE = ("NCHW", "NHWC")
+CNN_WEIGHT = ("OIHW", "HWOI")
+TENSOR_CLASS = ("Tensor", "NTensor")
+ALL_LAYOUTS = CNN_FEATURE + CNN_WEIGHT + TENSOR_CLASS
+
+
+def split_layout_str(layout_str: str) -> list[str]:
+    """The tokens of a layout_str ("NCHW-OIHW-NCHW" -> ["NCHW", "OIHW", "NCHW"])."""
+    return layout_str.split("-")
+
+
+def join_layout_str(tokens: Sequence[str]) -> str:
+    return "-".join(tokens)
+
+
+def result_layout(layout_str: str) -> str:
+    """The layout of the op's result: the last token."""
+    return split_layout_str(layout_str)[-1]
+
+
+def value_layout(value: SSAValue) -> str:
+    """The layout of a value: its defining op's result layout; block arguments are
+    UNKNOWN until a pass records them (graph inputs get their layout from their users)."""
+    owner = value.owner
+    layout = getattr(owner, "layout_str", None)
+    if layout is None:
+        return UNKNOWN
+    return result_layout(layout.data)
+
+
+def is_cnn(layout: str) -> bool:
+    return layout in CNN_FEATURE or layout in CNN_WEIGHT
+
+
+def tensor_class_layout(shape: Sequence[int]) -> str:
+    """"Tensor" when dim 0 is 1 (or rank < 2), else "NTensor" (seed 003)."""
+    return "NTensor" if len(shape) >= 2 and shape[0] > 1 else "Tensor"
+
+
+def mem_layout_for(shape: Sequence[int], aligned: bool) -> LayoutMode:
+    """The mem_layout of a value of this shape: Cx/NCx when aligned, else Tensor/NTensor."""
+    batched = len(shape) >= 2 and shape[0] > 1
+    if aligned:
+        return LayoutMode.NCx if batched else LayoutMode.Cx
+    return LayoutMode.NTensor if batched else LayoutMode.Tensor
+
+
+def is_aligned(mem_layout: LayoutMode) -> bool:
+    return mem_layout in (LayoutMode.Cx, LayoutMode.NCx)
