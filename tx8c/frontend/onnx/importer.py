@@ -29,7 +29,7 @@ from xdsl.ir import Block, Region
 from tx8c.dialect.types import tensor
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.context import GraphBuilder, NodeContext, Value
-from tx8c.frontend.onnx.loader import OnnxImportError, graph_inputs, prepare
+from tx8c.frontend.onnx.loader import OnnxDtypeError, OnnxImportError, graph_inputs, prepare
 from tx8c.frontend.onnx.registry import load_converters
 from tx8c.frontend.onnx.types import element_type_of
 
@@ -152,7 +152,7 @@ def _input_type(info: onnx.ValueInfoProto):
     try:
         return tensor(dims, element_type_of(tt.elem_type))
     except ValueError as e:
-        raise OnnxImportError(
+        raise OnnxDtypeError(
             f"input '{info.name}' has element type {onnx.TensorProto.DataType.Name(tt.elem_type)}"
             f", which tx8c does not support ({e})."
         ) from None

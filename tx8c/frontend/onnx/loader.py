@@ -23,6 +23,10 @@ class OnnxImportError(Tx8Error):
     """The model cannot be imported; the message says why and what to do."""
 
 
+class OnnxDtypeError(OnnxImportError):
+    """The model computes at run time on an element type tx8c does not support."""
+
+
 def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
     """Read a model file (or take a ModelProto); never modifies the caller's proto."""
     if isinstance(source, onnx.ModelProto):

@@ -6,6 +6,7 @@ import numpy as np
 
 from tx8c.dialect.ops import elementwise as ew
 from tx8c.frontend.onnx.context import NodeContext, Value
+from tx8c.frontend.onnx.loader import OnnxDtypeError
 from tx8c.frontend.onnx.registry import converter
 from tx8c.frontend.onnx.types import cast_target_name
 
@@ -109,7 +110,9 @@ def convert_cast(ctx: NodeContext) -> Value:
     try:
         name = cast_target_name(to)
     except ValueError as e:
-        raise ctx.error(f"casting to {e} is not supported at run time") from None
+        raise OnnxDtypeError(
+            f"node '{ctx.name}' (Cast): casting to {e} is not supported at run time"
+        ) from None
     return ctx.emit(ew.CastOp, [x], to=name)
 
 
@@ -151,7 +154,9 @@ def convert_softplus(ctx: NodeContext) -> Value:
 def convert_identity(ctx: NodeContext) -> Value | list[Value]:
     """Identity and (inference) Dropout disappear; Dropout's mask output is all true."""
     x = ctx.input(0)
-    if ctx.op_type == "Dropout" and ctx.has_input(2) and np.any(ctx.const(2)):
+    training = ctx.op_type == "Dropout" and ctx.has_input(2) and np.any(ctx.const(2))
+    ratio = float(np.asarray(ctx.optional_const(1, 0.5))) if training else 0.0
+    if training and ratio != 0.0:  # random masks cannot be compiled; ratio 0 is identity
         raise ctx.error("training_mode = true is not supported; export in inference mode")
     if ctx.op_type == "Dropout" and ctx.num_outputs > 1 and ctx.node.output[1]:
         return [x, ctx.constant(np.ones(x.shape, dtype=bool))]

@@ -182,13 +182,29 @@ def convert_batch_norm(ctx: NodeContext) -> Value:
 
 
 @converter("LayerNormalization")
-def convert_layer_norm(ctx: NodeContext) -> Value:
-    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
-        raise ctx.error("the Mean/InvStdDev outputs of LayerNormalization are not supported")
+def convert_layer_norm(ctx: NodeContext) -> Value | list[Value]:
     inputs = [ctx.input(0), ctx.input(1)] + ([ctx.input(2)] if ctx.has_input(2) else [])
-    return ctx.emit(
-        LayerNormOp, inputs, axis=ctx.attr("axis", -1), epsilon=ctx.attr("epsilon", 1e-5)
-    )
+    axis, epsilon = ctx.attr("axis", -1), ctx.attr("epsilon", 1e-5)
+    y = ctx.emit(LayerNormOp, inputs, axis=axis, epsilon=epsilon)
+    if ctx.num_outputs == 1 or not any(ctx.node.output[1:]):
+        return y
+    return [y, *_layer_norm_statistics(ctx, ctx.input(0), axis, epsilon)]
+
+
+def _layer_norm_statistics(ctx: NodeContext, x: Value, axis: int, epsilon: float):
+    """LayerNormalization's optional Mean and InvStdDev outputs, in fp32 (the stash type):
+    mean over axis..end, and 1 / sqrt(var + epsilon), both with kept dims."""
+    if ctx.attr("stash_type", 1) != 1:
+        raise ctx.error("stash_type other than 1 (float32) is not supported")
+    if x.dtype != np.float32:
+        x = ctx.emit(ew.CastOp, [x], to="f32")
+    axes = list(range(axis % x.rank, x.rank))
+    mean = ctx.emit(ReduceOp, [x], mode="mean", axes=axes, keepdims=True)
+    centred = ctx.emit(ew.SubOp, [x, mean])
+    var = ctx.emit(ReduceOp, [ctx.emit(ew.MulOp, [centred, centred])], mode="mean",
+                   axes=axes, keepdims=True)
+    eps = ctx.constant(np.asarray(epsilon, dtype=np.float32))
+    return [mean, ctx.emit(ew.RsqrtOp, [ctx.emit(ew.AddOp, [var, eps])])]
 
 
 def _softmax(ctx: NodeContext, x: Value) -> Value:
@@ -283,21 +299,37 @@ def convert_resize(ctx: NodeContext) -> Value:
 
 def _resize_sizes(ctx: NodeContext, x: Value) -> tuple[list[int], list[float] | None]:
     """The output shape, and the per-axis scales when the model gave scales."""
-    axes = ctx.attr("axes")
-    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-        raise ctx.error("keep_aspect_ratio_policy other than 'stretch' is not supported")
+    axes = [a % x.rank for a in ctx.attr("axes", list(range(x.rank)))]
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
     sizes = ctx.optional_const(3)
     scales = ctx.optional_const(2)
     if sizes is not None and np.asarray(sizes).size:
         picked = [int(s) for s in np.asarray(sizes).reshape(-1)]
         full = list(x.shape)
-        for axis, size in zip(axes or range(x.rank), picked, strict=True):
-            full[axis] = size
-        return full, None
+        if policy == "stretch":
+            for axis, size in zip(axes, picked, strict=True):
+                full[axis] = size
+            return full, None
+        return _keep_aspect_ratio(ctx, x, axes, picked, policy)
     if scales is None or not np.asarray(scales).size:
         raise ctx.error("Resize needs either scales or sizes")
     full, per_axis = list(x.shape), [1.0] * x.rank
-    for axis, scale in zip(axes or range(x.rank), np.asarray(scales).reshape(-1), strict=True):
+    for axis, scale in zip(axes, np.asarray(scales).reshape(-1), strict=True):
         full[axis] = int(math.floor(x.shape[axis] * float(scale)))
         per_axis[axis] = float(scale)
+    return full, per_axis
+
+
+def _keep_aspect_ratio(ctx: NodeContext, x: Value, axes: list[int], sizes: list[int],
+                       policy: str) -> tuple[list[int], list[float]]:
+    """ONNX keep_aspect_ratio_policy: one scale for all resized axes, the largest that
+    fits inside `sizes` (not_larger) or the smallest that covers it (not_smaller)."""
+    if policy not in ("not_larger", "not_smaller"):
+        raise ctx.error(f"keep_aspect_ratio_policy '{policy}' is not an ONNX policy")
+    ratios = [size / x.shape[axis] for axis, size in zip(axes, sizes, strict=True)]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    full, per_axis = list(x.shape), [1.0] * x.rank
+    for axis in axes:
+        full[axis] = int(math.floor(x.shape[axis] * scale + 0.5))
+        per_axis[axis] = scale
     return full, per_axis
