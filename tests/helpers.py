@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,7 +95,16 @@ def node(op_type: str, inputs: Sequence[str] | None = None, n_outputs: int = 1,
     )
 
 
+def _tally(case: OnnxCase) -> None:
+    """With TX8C_ORT_TALLY=path, record each op compared with onnxruntime (for reports)."""
+    path = os.environ.get("TX8C_ORT_TALLY")
+    if path:
+        with open(path, "a") as f:
+            f.write(case.op_cls.name + "\n")
+
+
 def run_onnx(case: OnnxCase) -> list[np.ndarray]:
+    _tally(case)
     graph_inputs = [
         helper.make_tensor_value_info(f"in{i}", _ONNX_TYPE[a.dtype], list(a.shape))
         for i, a in enumerate(case.inputs)
