@@ -1,0 +1,227 @@
+"""The cmodel, v1: runs a tx8be module after the layout stage on bytes (issue 4, item 7).
+
+Where the reference executor (`tx8c.sim.reference`) runs every op on logical numpy
+arrays, the cmodel keeps every value as the bytes the chip would hold, laid out in a
+memory layout (`tx8c.target.mem_layout`: Tensor/NTensor compact, Cx/NCx channel-aligned).
+A value stored in one layout and read in another is read wrongly, so a forgotten or
+misdirected `ChannelNorm` gives a wrong answer instead of passing unnoticed.
+
+Semantics:
+
+- **Values.** Every SSA value is a byte buffer plus the layout it was written in. A result
+  is written in the mem_layout of its defining op's `dev_info`; an op without `dev_info`
+  writes compact (`mem_layout_for(shape, aligned=False)`). Function arguments (graph
+  inputs) are packed compact: seed 000 makes graph inputs NALIGN.
+- **Alignment family of an op.** An op's kernel works in one family: channel-aligned when
+  its `dev_info.mem_layout` is Cx/NCx, compact otherwise (Tensor/NTensor, or no
+  `dev_info`). The op reads *every* operand as if it were stored in that family
+  (operand layout `mem_layout_for(operand_shape, aligned=family)`), whatever layout the
+  operand was really written in; it unpacks, computes with the op's `compute()` (through
+  `tx8c.sim.reference.evaluate`, so results are cast and checked as in the reference), and
+  packs each result in its own layout. A single-result op writes exactly its
+  `dev_info.mem_layout` (so a Cx written where an NCx reader expects NCx is caught); the
+  results of a multi-result op are written in `mem_layout_for(result_shape, family)`.
+- **ChannelNorm** (`direction` true: compact -> aligned, false: aligned -> compact) really
+  converts bytes: it reads its operand in the family opposite to `direction` and writes its
+  result in the family `direction` names. The direction decides what the engine does, so
+  a ChannelNorm whose `direction` is wrong reads the wrong family and the answer is wrong
+  even if its `dev_info` is right. Its `dev_info.mem_layout` picks the exact layout of the
+  result (Cx or NCx, Tensor or NTensor) when its family agrees with the direction; if it
+  does not, the result is written in `mem_layout_for(shape, direction)`.
+- **Transpose** and every other op just compute (unpack, `compute()`, pack).
+- **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
+  bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
+  gives them their byte meaning so later stages can run on it.
+- **Constants.** `Constant` and `LoadConst` (its value from the `constants` mapping, like
+  the reference executor) are packed "at compile time" in their own `dev_info`
+  mem_layout, compact without one.
+- **Groups** run their region as the reference executor does: the block arguments take the
+  group operands' buffers, `Yield` passes buffers through, so a group result keeps the
+  layout its producer inside the group wrote.
+- **Results.** The function's results are unpacked with the layouts their producers wrote
+  them in, into numpy arrays.
+- **Reading past the end.** A buffer read in a layout larger than the one it was written in
+  (compact bytes read as aligned) reads zeros past its end: memory after a tensor is
+  modelled as zeros. Bytes beyond the layout being read are ignored.
+
+Index tensors (int32/int64/bool) and other types outside the seed's alignment table are
+stored compact in every layout by `tx8c.target.mem_layout`, so nothing here treats them
+specially. Every hardware number (channel blocks, padding steps, batch alignment) comes
+from the `TX8Config`.
+
+Per-op byte traffic is recorded in `CModel.traffic`: for every op run (in execution order,
+group bodies included), the bytes it read (each operand in the layout it was read in) and
+the bytes it wrote.
+
+What v1 does not model yet (DESIGN.md, "Numerics"): DDR/SPM addresses, tiles and slices,
+engine cycles. Values are separate buffers, not placed at their planned addresses.
+
+Op knowledge that no interface offers yet (which op converts between the families, which
+ops only move bytes) sits in one marked place: `_BYTE_MOVES` and `CModel._families`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation
+
+from tx8c.dialect.attrs import LayoutMode
+from tx8c.dialect.layout import is_aligned, mem_layout_for
+from tx8c.dialect.ops.backend import ChannelNormOp, LoadVarOp, StoreVarOp
+from tx8c.sim.reference import ReferenceExecutor
+from tx8c.target.config import DEFAULT_CONFIG, TX8Config
+from tx8c.target.mem_layout import byte_size, pack, unpack
+
+__all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
+
+# -- op knowledge no interface offers yet (see the report of issue 4, item 7) -----------
+# ChannelNorm reads the family opposite to its `direction`; LoadVar/StoreVar copy bytes.
+_BYTE_MOVES: tuple[type[Operation], ...] = (LoadVarOp, StoreVarOp)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """The bytes of one value and the mem layout they were written in."""
+
+    data: bytes
+    layout: LayoutMode
+
+
+@dataclass(frozen=True)
+class OpTraffic:
+    """Bytes one op read (its operands, in the layouts it read them in) and wrote."""
+
+    op: str
+    read: int
+    written: int
+
+
+def op_is_aligned(op: Operation) -> bool:
+    """The op's kernel family: True when its dev_info mem_layout is Cx/NCx."""
+    dev = getattr(op, "dev_info", None)
+    return dev is not None and is_aligned(dev.get("mem_layout"))
+
+
+def _shape(t: TensorType) -> tuple[int, ...]:
+    return tuple(t.get_shape())
+
+
+class CModel(ReferenceExecutor):
+    """Runs a module's main function on byte buffers (see the module docstring).
+
+    It shares the reference executor's walk over blocks and groups, its input checks and
+    its per-op compute (with the result checks); only the values differ: `Buffer`s
+    instead of arrays, converted at every op's boundary.
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        constants: Mapping[int, np.ndarray] | None = None,
+        config: TX8Config = DEFAULT_CONFIG,
+    ):
+        super().__init__(module, constants)
+        self.config = config
+        self.traffic: list[OpTraffic] = []
+
+    # -- the function ------------------------------------------------------------------
+    def run(
+        self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
+    ) -> list[np.ndarray]:
+        """Pack the inputs compact, run, and unpack the results in their layouts."""
+        block = self.function.body.block
+        arrays = self._bind_inputs(block, inputs)
+        buffers = [
+            self.write(a, arg.type, mem_layout_for(a.shape, aligned=False))
+            for a, arg in zip(arrays, block.args, strict=True)
+        ]
+        results = self.run_block(block, buffers)
+        types = self.function.function_type.outputs.data
+        return [self.read(b, t, b.layout) for b, t in zip(results, types, strict=True)]
+
+    # -- one op --------------------------------------------------------------------------
+    def run_op(self, op: Operation, values: list[Buffer]) -> list[Buffer]:
+        region_runner = getattr(op, "run_region", None)
+        if region_runner is not None:
+            return region_runner(self, values)
+        if isinstance(op, _BYTE_MOVES):
+            self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
+            return list(values)
+        read_aligned, write_aligned = self._families(op)
+        read_layouts = [
+            mem_layout_for(_shape(v.type), aligned=read_aligned) for v in op.operands
+        ]
+        arrays = [
+            self.read(b, v.type, layout)
+            for b, v, layout in zip(values, op.operands, read_layouts, strict=True)
+        ]
+        outputs = super().run_op(op, arrays)  # compute (or load_const), results checked
+        out_layouts = self._result_layouts(op, write_aligned)
+        results = [
+            self.write(a, r.type, layout)
+            for a, r, layout in zip(outputs, op.results, out_layouts, strict=True)
+        ]
+        self._record(
+            op,
+            [
+                byte_size(_shape(v.type), v.type.get_element_type(), layout, self.config)
+                for v, layout in zip(op.operands, read_layouts, strict=True)
+            ],
+            [len(b.data) for b in results],
+        )
+        return results
+
+    @staticmethod
+    def _families(op: Operation) -> tuple[bool, bool]:
+        """(reads aligned, writes aligned) for an op's kernel."""
+        if isinstance(op, ChannelNormOp):  # the one op that converts between families
+            direction = op.attr("direction")
+            return not direction, direction
+        aligned = op_is_aligned(op)
+        return aligned, aligned
+
+    @staticmethod
+    def _result_layouts(op: Operation, aligned: bool) -> list[LayoutMode]:
+        """The layout each result is written in (see the module docstring)."""
+        dev = getattr(op, "dev_info", None)
+        if dev is not None and len(op.results) == 1:
+            layout = dev.get("mem_layout")
+            if is_aligned(layout) == aligned:
+                return [layout]
+        return [mem_layout_for(_shape(r.type), aligned=aligned) for r in op.results]
+
+    def _record(self, op: Operation, read: list[int], written: list[int]) -> None:
+        self.traffic.append(OpTraffic(op.name, sum(read), sum(written)))
+
+    # -- bytes <-> arrays ------------------------------------------------------------------
+    def read(self, buffer: Buffer, t: TensorType, layout: LayoutMode) -> np.ndarray:
+        """The array a kernel sees when it reads `buffer` as if laid out in `layout`."""
+        shape, dtype = _shape(t), t.get_element_type()
+        need = byte_size(shape, dtype, layout, self.config)
+        data = buffer.data
+        if len(data) < need:  # memory past the end of the tensor reads as zeros
+            data = data + bytes(need - len(data))
+        return unpack(data, shape, dtype, layout, self.config)
+
+    def write(self, array: np.ndarray, t: TensorType, layout: LayoutMode) -> Buffer:
+        """The bytes of `array` (of type `t`) laid out in `layout`."""
+        return Buffer(pack(array, layout, self.config, dtype=t.get_element_type()), layout)
+
+    @property
+    def bytes_moved(self) -> int:
+        """Total bytes read and written by every op run so far."""
+        return sum(t.read + t.written for t in self.traffic)
+
+
+def run_cmodel(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    constants: Mapping[int, np.ndarray] | None = None,
+    config: TX8Config = DEFAULT_CONFIG,
+) -> list[np.ndarray]:
+    """Run `module`'s main function on `inputs` at byte level and return its results."""
+    return CModel(module, constants, config).run(inputs)
