@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import SSAValue
+from xdsl.dialects import func
+from xdsl.ir import Block, SSAValue
 
 from tx8c.dialect.attrs import LayoutMode
 
@@ -47,13 +48,24 @@ def result_layout(layout_str: str) -> str:
 
 
 def value_layout(value: SSAValue) -> str:
-    """The layout of a value: its defining op's result layout; block arguments are
-    UNKNOWN until a pass records them (graph inputs get their layout from their users)."""
+    """The layout of a value: its defining op's result layout; for a function argument,
+    the layout layout-transmit recorded in its `tx8c.layout` attribute (else UNKNOWN)."""
     owner = value.owner
+    if isinstance(owner, Block):
+        return _argument_layout(owner, value)
     layout = getattr(owner, "layout_str", None)
     if layout is None:
         return UNKNOWN
     return result_layout(layout.data)
+
+
+def _argument_layout(block: Block, value: SSAValue) -> str:
+    parent = block.parent_op()
+    if isinstance(parent, func.FuncOp) and parent.arg_attrs is not None:
+        entry = parent.arg_attrs.data[value.index].data.get("tx8c.layout")
+        if entry is not None:
+            return entry.data
+    return UNKNOWN
 
 
 def is_cnn(layout: str) -> bool:

@@ -32,6 +32,9 @@ class OpAttr:
 
     need_load / need_store are bit masks over operand / result indices: bit i set means
     operand i needs a LoadVar (result i a StoreVar).
+
+    has_kernel (not a field of the seed's struct) says whether the TX8 op library has a
+    kernel for this op; `legalize` rewrites the ops that have none into ops that do.
     """
 
     align_mode: AlignMode = AlignMode.UNKNOWN
@@ -43,6 +46,7 @@ class OpAttr:
     need_store: int = ALL_OPERANDS
     parallel: bool = True
     align_cx: bool = True
+    has_kernel: bool = True
 
 
 class OpLib:

@@ -1,16 +1,45 @@
-"""ShapeInference interface (seed 003, ShapeInferenceOpInterface).
+"""ShapeInference interface (seed 003, ShapeInferenceOpInterface): shapes and layouts.
 
 `infer_shapes()` derives the result types of an op from its operand types and attributes,
 without changing the op. The op verifiers check that the declared result types equal the
 inferred ones, and builders use it to create ops whose result types are not given.
 
-`infer_layout()` (output `layout_str` from the operands' layouts) is implemented with the
-layout-transmit pass; until then calling it raises `NotImplementedError`.
+The layout methods are what `layout-init` and `layout-transmit` (seeds 001 and 003) ask an
+op; the passes never look at op kinds themselves:
+
+- `initial_layout_str()`: the layout_str the op's attributes fix (Conv: data_format and
+  weight_format, Gemm: its operands' shapes), or None for every other op (layout-init
+  then writes UNKNOWN);
+- `infer_layout(operand_layouts)` (forward, the seed's `inferLayout`): the op's
+  layout_str given the layouts of its operands; UNKNOWN when it cannot tell;
+- `infer_operand_layouts(result_layout)` (backward): the layout each operand must have
+  for the result to have `result_layout`; None when the op cannot infer backward at all
+  (seed 001: Reshape and BroadCast), UNKNOWN in an entry when it says nothing about that
+  operand.
+
+The defaults here are the conservative rule: the result gets the Tensor class of its
+shape and nothing is inferred backward. Each op family overrides them once, in its base
+class, with the helpers below, and documents its rule there.
+
+Layouts and shapes: CNN layouts (NCHW, NHWC, OIHW, HWOI) name four dims, so they only
+describe rank-4 values; Tensor vs NTensor depends on the value's dim 0. `fit_layout`
+carries a layout to a value of another shape with exactly these two facts, which is why
+most family rules are "take this operand's layout and fit it".
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import TensorType
+
+from tx8c.dialect.layout import (
+    ALL_LAYOUTS,
+    UNKNOWN,
+    is_cnn,
+    split_layout_str,
+    tensor_class_layout,
+)
 
 
 class ShapeInference:
@@ -21,8 +50,133 @@ class ShapeInference:
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement infer_shapes")
 
-    def infer_layout(self) -> str:
-        """The layout_str of this op's result, from its operands' layouts."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.infer_layout is implemented with the layout passes"
-        )
+    # -- layouts (seeds 001, 003) -------------------------------------------------------
+    def initial_layout_str(self) -> str | None:
+        """The layout_str this op's attributes fix (layout-init), None when they fix none."""
+        return None
+
+    def infer_layout(self, operand_layouts: Sequence[str]) -> str:
+        """Forward: this op's layout_str from its operands' layouts (UNKNOWN if unknowable).
+
+        For most ops the layout_str is one token, the layout of the result; ops whose
+        layout is fixed per operand (Conv, Gemm) return their whole layout_str.
+        Default: the Tensor class of the result's shape, whatever the operands.
+        """
+        return tensor_class_layout(result_shape(self))
+
+    def infer_operand_layouts(self, result_layout: str) -> list[str] | None:
+        """Backward: each operand's layout for a result of `result_layout`.
+
+        None: the op cannot infer backward (its operands are left to other consumers, the
+        graph-input default, or the forward pass). An UNKNOWN entry leaves that operand
+        alone. Default: None.
+        """
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# Helpers the op families state their rules with
+# --------------------------------------------------------------------------------------
+
+
+def shape_of(value) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())
+
+
+def result_shape(op) -> tuple[int, ...]:
+    """The shape of the op's first result (its layout_str describes every result)."""
+    return shape_of(op.results[0]) if op.results else ()
+
+
+def fit_layout(layout: str, shape: Sequence[int]) -> str:
+    """`layout` carried to a value of `shape`.
+
+    A CNN layout stays when the value has rank 4 (the four dims it names); anything else
+    becomes the Tensor class of the shape (Tensor or NTensor by dim 0). UNKNOWN stays.
+    Carried across an op that keeps the rank, this keeps CNN layouts; across one that
+    changes it, it gives the Tensor class.
+    """
+    if layout == UNKNOWN:
+        return UNKNOWN
+    if is_cnn(layout) and len(shape) == 4:
+        return layout
+    return tensor_class_layout(shape)
+
+
+def data_operand_indices(op) -> list[int]:
+    """The operands that carry data (DATA_OPERANDS, all when None)."""
+    indices = range(len(op.operands)) if op.DATA_OPERANDS is None else op.DATA_OPERANDS
+    return [i for i in indices if i < len(op.operands)]
+
+
+def keep_operand_layout(op, operand_layouts: Sequence[str]) -> str:
+    """Forward "the result is laid out like its data": the layout of the first data
+    operand whose layout is known, preferring complete operands (those of the result's
+    shape) over broadcast ones, fitted to the result's shape; UNKNOWN when none is known."""
+    out = result_shape(op)
+    data = data_operand_indices(op)
+    complete = [i for i in data if shape_of(op.operands[i]) == out]
+    for i in complete + data:
+        if operand_layouts[i] != UNKNOWN:
+            return fit_layout(operand_layouts[i], out)
+    return UNKNOWN
+
+
+def fit_to_operands(
+    op, result_layout: str, same_rank_only: bool = False, tensor_class: Sequence[int] = ()
+) -> list[str]:
+    """Backward "the operands are laid out like the result": `result_layout` fitted to
+    each operand (so lower-rank broadcast operands get their Tensor class).
+
+    `same_rank_only`: operands whose rank differs from the result's get UNKNOWN (a
+    rank-changing op cannot tell how its operand was arranged). Operands listed in
+    `tensor_class` (indices) always get the Tensor class of their shape.
+    """
+    rank = len(result_shape(op))
+    layouts = []
+    for i, operand in enumerate(op.operands):
+        shape = shape_of(operand)
+        if i in tensor_class:
+            layouts.append(tensor_class_layout(shape))
+        elif same_rank_only and len(shape) != rank:
+            layouts.append(UNKNOWN)
+        else:
+            layouts.append(fit_layout(result_layout, shape))
+    return layouts
+
+
+def fit_to_same_rank_operands(op, result_layout: str) -> list[str]:
+    """`fit_to_operands` for rank-changing ops: operands of another rank are left alone."""
+    return fit_to_operands(op, result_layout, same_rank_only=True)
+
+
+def cannot_infer_backward(op, result_layout: str) -> None:
+    """Backward for ops whose result layout does not tell their operand's (seed 001:
+    Reshape and BroadCast; a CNN and a Tensor-class input could give the same result)."""
+    return None
+
+
+def permute_layout(layout: str, perm: Sequence[int]) -> str:
+    """The layout of `x.transpose(perm)` when `x` has CNN `layout`, if it is a CNN layout
+    again (NCHW -(0,2,3,1)-> NHWC, OIHW -(2,3,0,1)-> HWOI, ...); UNKNOWN otherwise."""
+    if not is_cnn(layout) or len(perm) != len(layout):
+        return UNKNOWN
+    permuted = "".join(layout[p] for p in perm)
+    return permuted if permuted in ALL_LAYOUTS else UNKNOWN
+
+
+def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
+
+
+def fixed_operand_layouts(op, layout_str: str) -> list[str]:
+    """Backward for ops with a per-operand layout_str (Conv, Gemm): the listed tokens for
+    the first operands, the Tensor class for the unlisted ones (a bias)."""
+    tokens = split_layout_str(layout_str)[:-1]
+    return [
+        tokens[i] if i < len(tokens) else tensor_class_layout(shape_of(operand))
+        for i, operand in enumerate(op.operands)
+    ]

@@ -15,6 +15,10 @@
 On logical tensors (the reference executor) ChannelNorm, LoadVar and StoreVar are the
 identity: they move or re-lay bytes and leave the values unchanged. The byte-level cmodel
 gives them their real effect.
+
+Layout (seed 001): ChannelNorm, LoadVar and StoreVar keep the layout of their operand.
+Constant and LoadConst have no operands: their layout comes from their consumers (the
+backward pass of layout-transmit) or is the Tensor class of their shape; so is a Group's.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
+from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 _COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
 UINT32_MAX = 2**32 - 1
@@ -196,6 +201,10 @@ class _IdentityOp(Tx8beOp):
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x]
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
 
 @tx8be_op

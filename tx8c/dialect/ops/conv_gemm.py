@@ -6,6 +6,12 @@ its features in NHWC and its weights in HWOI (seed 002), so its OpAttr asks for 
 the layout passes then insert transposes and flip `data_format` / `weight_format`, which
 is why Conv computes correctly in every arrangement of its operands.
 
+Layout (seeds 001, 003): both are the ops whose layout is known from the start, so
+`initial_layout_str()` gives it and the other layout methods only repeat it: Conv
+"{data_format}-{weight_format}-{data_format}" (e.g. "NCHW-OIHW-NCHW"), Gemm the Tensor
+class of a, b and the result (e.g. "Tensor-Tensor-Tensor"); a bias is not listed and is
+Tensor-class.
+
 Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
 Quantised (integer) convolutions and matmuls are separate ops, so these take floats only.
 """
@@ -31,8 +37,10 @@ from tx8c.dialect.base import (
     str_attr,
     tx8be_op,
 )
+from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.interfaces import Engine
+from tx8c.interfaces.shape_inference import fixed_operand_layouts
 
 # --------------------------------------------------------------------------------------
 # Conv
@@ -177,6 +185,19 @@ class ConvOp(Tx8beOp):
             align_mode=AlignMode.ALIGN, need_preset_to_npu=True, engine=Engine.NE
         )
 
+    def initial_layout_str(self) -> str:
+        """"{data_format}-{weight_format}-{data_format}": input, weight, result."""
+        data = self.attr("data_format")
+        return join_layout_str((data, self.attr("weight_format"), data))
+
+    def infer_layout(self, operand_layouts):
+        """Fixed by the attributes, whatever the operands' layouts."""
+        return self.initial_layout_str()
+
+    def infer_operand_layouts(self, result_layout):
+        """The operands listed in the fixed layout_str; a bias is Tensor-class."""
+        return fixed_operand_layouts(self, self.initial_layout_str())
+
     def compute(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None):
         x, weight = upcast(x, weight)
         if self.attr("data_format") == "NCHW":
@@ -286,6 +307,19 @@ class GemmOp(Tx8beOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.ALIGN, engine=Engine.NE)
+
+    def initial_layout_str(self) -> str:
+        """The Tensor class of a, b and the result (seed 003: "Tensor-Tensor-Tensor")."""
+        a, b = self.input_shapes()[:2]
+        return join_layout_str(tensor_class_layout(s) for s in (a, b, self._result_shape()))
+
+    def infer_layout(self, operand_layouts):
+        """Fixed by the attributes, whatever the operands' layouts."""
+        return self.initial_layout_str()
+
+    def infer_operand_layouts(self, result_layout):
+        """The operands listed in the fixed layout_str; a bias is Tensor-class."""
+        return fixed_operand_layouts(self, self.initial_layout_str())
 
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)

@@ -5,6 +5,9 @@ operand broadcast); `vector_mode()` tells which, because the alignment rules of 
 depend on it (a V_VS op follows its complete input). Their OpAttr is BOTH: the CT engine
 reads compact and channel-aligned data alike.
 
+Layout (seed 001): every op of the family keeps the layout of its data; a broadcast
+op takes the layout of its complete operand, and its lower-rank operands are Tensor-class.
+
 Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
 """
 
@@ -34,6 +37,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 # --------------------------------------------------------------------------------------
 # Binary
@@ -83,6 +87,10 @@ class BinaryOp(Tx8beOp):
         return self.op_attr(
             align_mode=AlignMode.BOTH, mem_inplace=self.vector_mode() == "V_VV"
         )
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     def apply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -183,6 +191,10 @@ class WhereOp(Tx8beOp):
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH)
 
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
+
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
@@ -197,12 +209,20 @@ class UnaryOp(Tx8beOp):
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
+    HAS_KERNEL: ClassVar[bool] = True
+    """False when the TX8 op library has no kernel for the op (OpAttr.has_kernel)."""
 
     def infer_shapes(self) -> list[TensorType]:
         return [self.operands[0].type]
 
     def query_op_attr(self):
-        return self.op_attr(align_mode=AlignMode.BOTH, mem_inplace=True)
+        return self.op_attr(
+            align_mode=AlignMode.BOTH, mem_inplace=True, has_kernel=self.HAS_KERNEL
+        )
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -212,7 +232,7 @@ class UnaryOp(Tx8beOp):
         return [np.asarray(self.apply(x))]
 
 
-def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = ""):
+def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = "", has_kernel: bool = True):
     def apply(self, x):
         return fn(x)
 
@@ -222,9 +242,10 @@ def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = ""):
         {
             "name": f"tx8be.{name}",
             "DTYPES": dtypes,
+            "HAS_KERNEL": has_kernel,
             "apply": apply,
             "__doc__": doc or f"Element-wise {name}.",
-            "__annotations__": {"DTYPES": ClassVar},
+            "__annotations__": {"DTYPES": ClassVar, "HAS_KERNEL": ClassVar},
         },
     )
     return _op(cls)
@@ -240,8 +261,13 @@ ReluOp = _unary("Relu", lambda x: np.maximum(x, 0).astype(x.dtype), NUMERIC)
 SigmoidOp = _unary("Sigmoid", _sigmoid)
 TanhOp = _unary("Tanh", np.tanh)
 ErfOp = _unary("Erf", scipy.special.erf)
-SiluOp = _unary("Silu", lambda x: x * _sigmoid(x), doc="x * sigmoid(x) (a.k.a. swish).")
-HardSwishOp = _unary("HardSwish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1))
+# No TX8 kernel for Silu and HardSwish: legalize decomposes them (Sigmoid, HardSigmoid, Mul).
+SiluOp = _unary(
+    "Silu", lambda x: x * _sigmoid(x), doc="x * sigmoid(x) (a.k.a. swish).", has_kernel=False
+)
+HardSwishOp = _unary(
+    "HardSwish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1), has_kernel=False
+)
 ExpOp = _unary("Exp", np.exp)
 LogOp = _unary("Log", np.log)
 SqrtOp = _unary("Sqrt", np.sqrt)
@@ -284,6 +310,7 @@ class GeluOp(UnaryOp):
     """Gaussian error linear unit; `approximate` is "none" (erf) or "tanh"."""
 
     name = "tx8be.Gelu"
+    HAS_KERNEL: ClassVar[bool] = False  # legalize decomposes it (Erf or Tanh, Mul, Add)
     approximate = str_attr("none")
 
     def verify_op(self) -> None:

@@ -10,6 +10,11 @@ at compute time as `Tx8ComputeError` naming the op and the bad index.
 Gather is embedding-style: its table (operand 0) is read from DDR by the gather itself,
 so its OpAttr clears bit 0 of `need_load` (seed 003, needLoad). ScatterND is on seed 000's
 ALIGN-only list (Scatter); Gather and GatherElements accept both alignments.
+
+Layout (seed 001): the result is laid out like the data, fitted to the result (a CNN
+layout stays only when the rank does, so a Gather whose indices are not 1-D gives a
+Tensor-class result); indices are Tensor-class. Backward, operands of the result's rank
+get its layout and the others are left alone.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.oplib import ALL_OPERANDS, Engine
+from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 INDEX_OPERAND = 1
 """Every op of this family takes its indices as operand #1."""
@@ -93,6 +99,14 @@ class IndexingOp(Tx8beOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+
+    def infer_operand_layouts(self, result_layout):
+        return fit_to_operands(
+            self, result_layout, same_rank_only=True, tensor_class=(INDEX_OPERAND,)
+        )
 
 
 # --------------------------------------------------------------------------------------

@@ -9,6 +9,16 @@ Alignment (seed 000): Transpose, Concatenate and Pad are ALIGN-only; Slice is AL
 except for one case (`SliceOp.query_op_attr`); the others are BOTH. Concatenate and Pad
 need NHWC data (seed 002). Reshape runs on the LSU (TDMA `op_reshape`, seed 003); the
 others on CT.
+
+Layout (seed 001):
+- Slice, Concatenate, Split, Tile and Pad keep the rank and the layout of their data, in
+  both directions (MovementOp's rule);
+- Reshape and BroadCast keep a CNN layout forward only when the rank is unchanged (else
+  the result is Tensor-class) and cannot infer backward (seed 001);
+- Transpose permutes a CNN layout: NCHW <-> NHWC by (0,2,3,1) / (0,3,1,2), OIHW <-> HWOI
+  by (2,3,0,1), and keeps it under the identity; any other result is Tensor-class.
+  Backward it asks its operand only for a CNN layout that its permutation turns into the
+  result's.
 """
 
 from __future__ import annotations
@@ -31,9 +41,18 @@ from tx8c.dialect.base import (
     str_attr,
     tx8be_op,
 )
+from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine, OpAttr
+from tx8c.interfaces.shape_inference import (
+    cannot_infer_backward,
+    fit_to_operands,
+    inverse_permutation,
+    keep_operand_layout,
+    permute_layout,
+    result_shape,
+)
 
 
 class MovementOp(Tx8beOp):
@@ -58,6 +77,10 @@ class MovementOp(Tx8beOp):
     def check_length(self, name: str, values: Sequence[int], length: int, of: str) -> None:
         if len(values) != length:
             raise self.fail(f"{name} has {len(values)} entries, expected {length} ({of})")
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
 
 # --------------------------------------------------------------------------------------
@@ -101,6 +124,8 @@ class ReshapeOp(MovementOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
+    infer_operand_layouts = cannot_infer_backward
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x.reshape(self.target_shape())]
 
@@ -131,6 +156,17 @@ class TransposeOp(MovementOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.ALIGN)
+
+    def infer_layout(self, operand_layouts):
+        """The operand's CNN layout permuted, if that is one; else the Tensor class."""
+        if operand_layouts[0] == UNKNOWN:
+            return UNKNOWN
+        permuted = permute_layout(operand_layouts[0], self.permutation())
+        return tensor_class_layout(result_shape(self)) if permuted == UNKNOWN else permuted
+
+    def infer_operand_layouts(self, result_layout):
+        """The CNN layout this permutation turns into `result_layout`; else nothing."""
+        return [permute_layout(result_layout, inverse_permutation(self.permutation()))]
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
@@ -166,6 +202,8 @@ class BroadCastOp(MovementOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH)
+
+    infer_operand_layouts = cannot_infer_backward
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.broadcast_to(x, self.result_shape()).copy()]

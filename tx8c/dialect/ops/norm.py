@@ -5,6 +5,9 @@ All run on the CT engine. BatchNorm_Inference follows seed 003 to the letter: op
 data preset to the NPU's layout. The others read compact and channel-aligned data alike
 (BOTH).
 
+Layout (seed 001, seed 003's BatchNorm inferLayout): every op of the family keeps the
+layout of its input; the 1-D parameters are Tensor-class.
+
 Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
 """
 
@@ -25,6 +28,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
+from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 
 def _axis(op: Tx8beOp) -> int:
@@ -100,6 +104,10 @@ class BatchNormInferenceOp(Tx8beOp):
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.ALIGN, need_preset_to_npu=True)
 
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
+
     def compute(self, x, scale, offset, mean, variance):
         x, scale, offset, mean, variance = upcast(x, scale, offset, mean, variance)
         axis = _axis(self)
@@ -149,6 +157,10 @@ class _LastDimsNorm(Tx8beOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH)
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     def reduced_axes(self) -> tuple[int, ...]:
         rank = len(self.input_shapes()[0])
@@ -240,6 +252,10 @@ class SoftmaxOp(Tx8beOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH)
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     def compute(self, x):
         (x,) = upcast(x)

@@ -4,6 +4,10 @@ Both run on the CT engine and, by seed 000, produce channel-aligned (ALIGN) data
 their oplib kernels support no other mode. Neither needs NHWC "preset" (seed 002 does
 not list them); Pool reads where H and W are from `data_format` instead.
 
+Layout (seed 001): both keep the layout of their input, fitted to the result: Pool keeps
+its rank, a Reduce with keepdims=false drops dims, and its result is then Tensor-class;
+backward, a Reduce that changes the rank says nothing about its input.
+
 Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
 """
 
@@ -29,6 +33,11 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
+from tx8c.interfaces.shape_inference import (
+    fit_to_operands,
+    fit_to_same_rank_operands,
+    keep_operand_layout,
+)
 
 # --------------------------------------------------------------------------------------
 # Reduce
@@ -100,6 +109,10 @@ class ReduceOp(Tx8beOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.ALIGN, engine=Engine.CT)
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_same_rank_operands
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
@@ -253,6 +266,10 @@ class PoolOp(Tx8beOp):
         return self.op_attr(
             align_mode=AlignMode.ALIGN, engine=Engine.CT, need_preset_to_npu=False
         )
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:

@@ -4,6 +4,8 @@ Resize runs on the CT engine on compact or channel-aligned data alike (BOTH). Se
 lists "bilinear" among the ops that need NHWC features, so a bilinear Resize asks for
 preset; a nearest Resize is a gather along each axis and does not.
 
+Layout (seed 001): Resize keeps the rank, and the layout, of its input.
+
 Source coordinates follow ONNX Resize. They are computed in float32, with the scale of an
 axis taken as float32(out) / float32(in), as onnxruntime does, so that the rounding of a
 nearest source index agrees with it at exact ties.
@@ -30,6 +32,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
+from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 _MODES = ("nearest", "bilinear")
 _COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
@@ -163,6 +166,10 @@ class ResizeOp(Tx8beOp):
             engine=Engine.CT,
             need_preset_to_npu=self.attr("mode") == "bilinear",
         )
+
+    # layout rule of the family (module docstring)
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         if self.attr("mode") == "nearest":

@@ -1,0 +1,1 @@
+"""Mid-end graph optimisation passes (seed 004): one pass per file, named after the pass."""
