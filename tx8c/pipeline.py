@@ -1,10 +1,10 @@
 """The tx8c pipeline: the passes that follow ONNX import, in order.
 
 DESIGN.md lists the stages (mid-end, layout, constants, grouping, slicing, DDR,
-codegen). A stage appears here only once its passes are implemented; today the pipeline
-is the import alone. `run_pipeline` runs the passes one by one, timing each and handing
-the module after each pass to a callback (used for `--dump-ir-after-all` and for
-`tx8c compare`'s stage-by-stage numerics).
+codegen). A stage appears here only once its passes are implemented. `pipeline_spec`
+writes the pipeline as a `tx8c-opt -p` string, so any prefix of it can be replayed by
+hand; `run_pipeline` runs the passes one by one, timing each and handing the module after
+each pass to a callback (used for `--dump-ir-after-all` and `tx8c compare`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 
 from tx8c.dialect import make_context
+from tx8c.errors import Tx8Error
+
+LAYOUT_STRATEGIES = ("greedy", "optimal")
 
 
 @dataclass(frozen=True)
@@ -24,18 +27,70 @@ class CompileOptions:
     """Options of `tx8c compile` that shape the pipeline."""
 
     input_shapes: dict[str, list[int]] = field(default_factory=dict)
+    opt_level: int = 1
+    """0 turns the mid-end off; 1 (the default) runs it."""
+    layout_strategy: str = "optimal"
+    """How the layout passes place conversions: "greedy" (the seeds' walks) or "optimal"."""
+
+    def __post_init__(self) -> None:
+        if self.opt_level not in (0, 1):
+            raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
+        if self.layout_strategy not in LAYOUT_STRATEGIES:
+            raise Tx8Error(
+                f"--layout-strategy must be one of {', '.join(LAYOUT_STRATEGIES)}, "
+                f"got '{self.layout_strategy}'"
+            )
+
+
+def midend_spec() -> list[str]:
+    """The mid-end (seed 004), in the seed's order; bias-adds are split out for the
+    rewrites (canonicalize-op) and fused back into Conv/Gemm at the end for the backend."""
+    return [
+        "legalize",
+        "fold-constant",
+        "simplify-inference",
+        "eliminate-common-subexpr",
+        "fold-scale-axis",
+        "canonicalize-cast",
+        "canonicalize-op",
+        "canonicalize-op{bias-mode=fuse}",
+        "eliminate-common-subexpr",
+    ]
+
+
+def layout_spec(strategy: str) -> list[str]:
+    """The layout stage (seeds 000-003)."""
+    del strategy  # used by the passes that place conversions, as they land
+    return ["layout-init", "layout-transmit"]
+
+
+def pipeline_spec(options: CompileOptions) -> str:
+    stages = midend_spec() if options.opt_level >= 1 else []
+    stages += layout_spec(options.layout_strategy)
+    return ",".join(stages)
 
 
 def build_pipeline(options: CompileOptions) -> list[ModulePass]:
-    """The passes after import, in order. Stages join this list as they land."""
-    del options  # no stage after import takes options yet
-    return []
+    """The passes after import, in order."""
+    from tx8c.passes import available_passes
+
+    return list(PassPipeline.parse_spec(available_passes(), pipeline_spec(options)).passes)
 
 
 @dataclass
 class StageRecord:
     name: str
     seconds: float
+
+
+def stage_name(p: ModulePass) -> str:
+    """The pass with its non-default options, as tx8c-opt would spell it."""
+    return p.pipeline_pass_spec().__str__() if _has_options(p) else p.name
+
+
+def _has_options(p: ModulePass) -> bool:
+    defaults = type(p)()
+    return p != defaults
 
 
 def run_pipeline(
@@ -50,7 +105,8 @@ def run_pipeline(
         start = time.perf_counter()
         p.apply(ctx, module)
         module.verify()
-        records.append(StageRecord(p.name, time.perf_counter() - start))
+        name = stage_name(p)
+        records.append(StageRecord(name, time.perf_counter() - start))
         if after_each is not None:
-            after_each(p.name, module)
+            after_each(name, module)
     return records

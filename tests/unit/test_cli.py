@@ -60,9 +60,13 @@ def test_compile_writes_model_stages_and_report(cnn: Path, tmp_path: Path) -> No
     r = tx8c("compile", str(cnn), "-o", str(out), "--dump-ir-after-all", "--quiet")
     assert r.returncode == 0, r.stderr
     assert (out / "model.mlir").read_text().count("tx8be.Conv") == 6
+    assert "tx8be.BatchNorm_Inference" not in (out / "model.mlir").read_text()
     assert (out / "stages" / "00-import.mlir").is_file()
     report = json.loads((out / "report.json").read_text())
-    assert report["op_counts"]["Conv"] == 6 and "import" in report["pass_seconds"]
+    assert report["op_counts"]["Conv"] == 6
+    assert report["pass_seconds"][0]["pass"] == "import"
+    stages = sorted(p.name for p in (out / "stages").iterdir())
+    assert len(stages) == len(report["pass_seconds"]) and stages[1] == "01-legalize.mlir"
     assert report["onnx_op_counts"]["BatchNormalization"] == 6
 
 

@@ -48,7 +48,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.frontend.onnx.loader import parse_input_shapes
     from tx8c.ir import print_module
-    from tx8c.pipeline import CompileOptions, run_pipeline
+    from tx8c.pipeline import pipeline_spec, run_pipeline
 
     progress = Progress(args.quiet or args.json)
     out = Path(args.output)
@@ -63,7 +63,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if args.dump_ir_after_all:
             stages.append((name, print_module(module)))
 
-    options = CompileOptions(input_shapes=shapes)
+    options = _options(args, shapes)
     records = run_pipeline(result.module, options, after_each)
     report = {
         "model": str(args.model),
@@ -71,9 +71,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "onnx_nodes": result.onnx_nodes,
         "onnx_op_counts": dict(sorted(result.onnx_op_counts.items())),
         "op_counts": _op_counts(result.module),
-        "pass_seconds": {"import": round(result.seconds, 6)}
-        | {r.name: round(r.seconds, 6) for r in records},
-        "options": {"input_shapes": shapes, "dump_ir_after_all": args.dump_ir_after_all},
+        "pass_seconds": [{"pass": "import", "seconds": round(result.seconds, 6)}]
+        + [{"pass": r.name, "seconds": round(r.seconds, 6)} for r in records],
+        "options": {
+            "input_shapes": shapes,
+            "dump_ir_after_all": args.dump_ir_after_all,
+            "opt_level": options.opt_level,
+            "layout_strategy": options.layout_strategy,
+        },
+        "pipeline": pipeline_spec(options),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -100,8 +106,21 @@ def _write_outputs(out: Path, mlir: str, stages: list, report: dict) -> None:
         stage_dir = out / "stages"
         stage_dir.mkdir(exist_ok=True)
         for i, (name, text) in enumerate(stages):
-            (stage_dir / f"{i:02d}-{name}.mlir").write_text(text)
+            (stage_dir / f"{i:02d}-{_file_name(name)}.mlir").write_text(text)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _file_name(stage: str) -> str:
+    """A stage name fit for a file name: the pass name without its options."""
+    return stage.split("{")[0]
+
+
+def _options(args: argparse.Namespace, shapes: dict):
+    from tx8c.pipeline import CompileOptions
+
+    return CompileOptions(
+        input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy
+    )
 
 
 def _op_counts(module) -> dict[str, int]:
@@ -182,10 +201,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.frontend.onnx.loader import parse_input_shapes, prepare
     from tx8c.frontend.onnx.runtime import check_inputs, random_inputs, run_onnxruntime
-    from tx8c.pipeline import CompileOptions, run_pipeline
+    from tx8c.pipeline import run_pipeline
 
     progress = Progress(args.quiet or args.json)
     shapes = parse_input_shapes(args.input_shapes)
+    options = _options(args, shapes)
     model, _ = prepare(args.model, shapes)
     if args.inputs:
         inputs = load_npz(Path(args.inputs))
@@ -203,7 +223,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         rows.append(_stage_row(name, module, inputs, expected))
         progress(f"{name}: {rows[-1]['verdict']}")
 
-    run_pipeline(result.module, CompileOptions(input_shapes=shapes), after_each)
+    run_pipeline(result.module, options, after_each)
     failed = [r for r in rows if r["verdict"] != "PASS"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
@@ -237,11 +257,11 @@ def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray]) -> 
 
 
 def format_table(rows: list[dict]) -> str:
-    head = f"{'stage':<28} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
+    head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r['stage']:<28} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
+            f"{r['stage']:<34} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
             f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
         )
     return "\n".join(lines)
@@ -250,6 +270,13 @@ def format_table(rows: list[dict]) -> str:
 # --------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------
+
+
+def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--opt-level", type=int, default=1, choices=(0, 1),
+                   help="0 turns the mid-end off (default 1)")
+    p.add_argument("--layout-strategy", default="optimal", choices=("greedy", "optimal"),
+                   help="how layout passes place conversions (default optimal)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224,mask:1x128")
     c.add_argument("--dump-ir-after-all", action="store_true",
                    help="write OUT/stages/NN-<pass>.mlir after import and every pass")
+    _add_pipeline_options(c)
     c.add_argument("--quiet", action="store_true", help="no progress output")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
@@ -280,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--inputs", help=".npz inputs (default: random inputs)")
     m.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224")
     m.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")
     m.set_defaults(func=cmd_compare)
