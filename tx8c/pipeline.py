@@ -50,9 +50,13 @@ def midend_spec() -> list[str]:
         "fold-constant",
         "simplify-inference",
         "eliminate-common-subexpr",
+        "combine-parallel-conv",
+        "combine-parallel-gemm",
         "fold-scale-axis",
         "canonicalize-cast",
         "canonicalize-op",
+        "peephole",
+        "canonicalize-concat-pos",
         "canonicalize-op{bias-mode=fuse}",
         "eliminate-common-subexpr",
     ]

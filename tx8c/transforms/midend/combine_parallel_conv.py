@@ -1,0 +1,111 @@
+"""combine-parallel-conv: parallel Convs on one input become one wider Conv and a Split.
+
+Seed 004, CombineParallelConv2D(min_num_branches): convolutions that read the same input
+with compatible kernels are computed as one convolution whose weights are theirs
+concatenated along the output-channel axis (O); a `tx8be.Split` along the result's channel
+axis gives each branch its channels.
+
+Requires: tx8be ops with verified types. Convs combine when they share their input and
+have: a constant weight with the same kernel size (kh, kw) (the same input channels
+follow from the shared input), `groups` = 1, the same `strides`, `pads`, `dilations`,
+`data_format`, `weight_format` and element type, and either all a constant bias or all
+none. A group combines only with at least `min-num-branches` (default 3) such Convs.
+
+Guarantees: the same results (each output channel is the same sum as before); the
+element-wise ops that follow every branch alike are combined too (a per-channel Add right
+after bias-free Convs becomes the wide Conv's bias), see `parallel_combiner`. Weights that
+no op uses any more are erased.
+
+Departures from the seed: none in what combines (TVM's combiner also requires equal
+arguments except the number of output channels, and groups = 1); the element-wise ops
+after the branches are absorbed as in TVM, and a per-channel Add right after them becomes
+the wide Conv's bias.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.dialect.ops.conv_gemm import ConvOp
+from tx8c.dialect.types import short_name
+from tx8c.transforms.midend.parallel_combiner import (
+    BranchKind,
+    combine_parallel,
+    constant_array,
+    is_constant,
+    per_channel,
+    rebuilt,
+)
+
+OUT_CHANNEL_AXIS_OF_WEIGHT = {"OIHW": 0, "HWOI": 2}
+CHANNEL_AXIS_OF_DATA = {"NCHW": 1, "NHWC": 3}
+
+
+def kernel_size(op: ConvOp) -> tuple[int, int]:
+    """(kh, kw) of the op's weight, whatever its format."""
+    geometry = op.geometry()
+    return geometry.kh, geometry.kw
+
+
+class ConvBranches(BranchKind):
+    """Convs stacked along the output-channel axis."""
+
+    op_class = ConvOp
+
+    def signature(self, op: ConvOp) -> Hashable | None:
+        weight, bias = op.operand_named("weight"), op.operand_named("bias")
+        if not is_constant(weight) or (bias is not None and not is_constant(bias)):
+            return None
+        if op.attr("groups") != 1:
+            return None
+        return (
+            op.attr("strides"), op.attr("pads"), op.attr("dilations"),
+            op.attr("data_format"), op.attr("weight_format"), kernel_size(op),
+            short_name(weight.type.get_element_type()), bias is not None,
+        )
+
+    def output_axis(self, op: ConvOp) -> int:
+        return CHANNEL_AXIS_OF_DATA[op.attr("data_format")]
+
+    def has_bias(self, op: ConvOp) -> bool:
+        return op.operand_named("bias") is not None
+
+    def bias_from(
+        self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
+    ) -> np.ndarray | None:
+        """A Conv bias is a [C_out] vector: only a per-channel constant fits."""
+        return per_channel(constant, wide_shape, axis)
+
+    def widen(self, group: Sequence[ConvOp], bias: np.ndarray | None) -> list[Operation]:
+        first = group[0]
+        weights = np.concatenate(
+            [constant_array(op.operand_named("weight")) for op in group],
+            axis=OUT_CHANNEL_AXIS_OF_WEIGHT[first.attr("weight_format")],
+        )
+        if self.has_bias(first):
+            bias = np.concatenate([constant_array(op.operand_named("bias")) for op in group])
+        constants = [ConstantOp.from_array(weights)]
+        if bias is not None:
+            constants.append(ConstantOp.from_array(bias))
+        operands = [first.operands[0], *(c.results[0] for c in constants)]
+        return [*constants, rebuilt(first, operands)]
+
+
+@dataclass(frozen=True)
+class CombineParallelConvPass(ModulePass):
+    """Combine groups of at least `min_num_branches` parallel Convs (module docstring)."""
+
+    name = "combine-parallel-conv"
+
+    min_num_branches: int = 3
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        combine_parallel(op, ConvBranches(), self.min_num_branches)

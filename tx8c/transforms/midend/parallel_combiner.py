@@ -1,0 +1,324 @@
+"""The machinery shared by combine-parallel-conv and combine-parallel-gemm (seed 004,
+ParallelOpCombiner), and the constant helpers of this family of mid-end passes.
+
+Not a pass. The seed's combiner finds groups of branches (`BranchGroupFinder`): ops of one
+kind that read the same input and "can be combined"; a group with at least
+`min_num_branches` ops becomes one wider op whose result is cut back into the branches.
+Here a `BranchKind` says what the seed's `IsSupportedOp` / `CanOpsBeCombined` /
+`MakeCombinedOp` say for one op kind: a hashable `signature` (ops with the same input and
+signature can be combined), the result axis the branches are stacked on, and how to build
+the wide op from the branch ops' constant weights.
+
+Like the seed's combiner (which extends branches through the element-wise ops that follow
+them), a group also absorbs the element-wise ops that follow every branch alike: the same
+unary op with the same attributes, or the same binary op with a constant operand on the
+same side that varies only along the stacked axis. Those become one wide op on the wide
+result, with their constants concatenated. When the first absorbed op is an Add and the
+branches have no bias, the concatenated constant becomes the wide op's bias instead: the
+importer writes `nn.Linear` on 3-D inputs as Gemm + Add(bias), so Q/K/V projections end
+as one Gemm with a bias and one Split.
+
+The group is then replaced by: new constants, the wide op, the absorbed wide ops, and a
+`tx8be.Split` along the stacked axis whose results replace the last value of each branch.
+They are inserted where the earliest branch op was: every branch reads the same input and
+only constants besides, so that point dominates every use. Constants left without users
+are erased. Finding groups is one walk over the block (O(n)).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tx8c.dialect.base import Tx8beOp
+from tx8c.dialect.ops._util import broadcast_shape
+from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.dialect.ops.elementwise import AddOp, BinaryOp, UnaryOp
+from tx8c.dialect.ops.movement import SplitOp
+from tx8c.dialect.types import to_numpy_dtype
+
+# --------------------------------------------------------------------------------------
+# Constant and op helpers (also used by peephole and canonicalize-concat-pos)
+# --------------------------------------------------------------------------------------
+
+
+def constant_array(value: SSAValue | None) -> np.ndarray | None:
+    """The value of a `tx8be.Constant` result; None for anything else."""
+    if value is None or not isinstance(value.owner, ConstantOp):
+        return None
+    return value.owner.attr("value")
+
+
+def is_constant(value: SSAValue | None) -> bool:
+    return value is not None and isinstance(value.owner, ConstantOp)
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())
+
+
+def byte_size(value: SSAValue) -> int:
+    """Bytes of a tensor value (its element count times its element size)."""
+    itemsize = to_numpy_dtype(value.type.get_element_type()).itemsize
+    return int(np.prod(shape_of(value), dtype=np.int64)) * itemsize
+
+
+def sole_user(value: SSAValue) -> Tx8beOp | None:
+    """The op that uses `value`, when it has exactly one use and that user is a tx8be op
+    in the same block (a value read twice by one op has two uses)."""
+    user = value.get_user_of_unique_use()
+    if not isinstance(user, Tx8beOp):
+        return None
+    home = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
+    return user if user.parent_block() is home else None
+
+
+def rebuilt(op: Tx8beOp, operands: Sequence[SSAValue], **overrides) -> Tx8beOp:
+    """A new op of `op`'s class with its attributes (some replaced by `overrides`, given
+    as IR attributes) on `operands`; the result types are inferred."""
+    attributes = {**op.attributes, **overrides}
+    probe = type(op).create(operands=list(operands), result_types=[], attributes=attributes)
+    try:
+        types = probe.infer_shapes()
+    finally:
+        probe.drop_all_references()
+    return type(op).create(operands=list(operands), result_types=types, attributes=attributes)
+
+
+def aligned_along(array_shape: tuple[int, ...], out_shape: tuple[int, ...], axis: int):
+    """The shape an operand of `array_shape` takes beside a result of `out_shape` when it
+    is extended to the result's rank and its `axis` dim to the result's: None when the
+    operand would broadcast the result to a bigger shape."""
+    rank = len(out_shape)
+    if len(array_shape) > rank or broadcast_shape(array_shape, out_shape) != out_shape:
+        return None
+    shape = [1] * (rank - len(array_shape)) + list(array_shape)
+    shape[axis] = out_shape[axis]
+    return tuple(shape)
+
+
+def per_channel(
+    constant: np.ndarray, out_shape: tuple[int, ...], axis: int
+) -> np.ndarray | None:
+    """`constant` as a [C] vector when, beside a result of `out_shape`, it varies along
+    the channel `axis` only (C = out_shape[axis]); None otherwise."""
+    aligned = aligned_along(constant.shape, out_shape, axis)
+    if aligned is None or any(d != 1 for i, d in enumerate(aligned) if i != axis):
+        return None
+    full = constant.reshape((1,) * (len(aligned) - constant.ndim) + constant.shape)
+    return np.broadcast_to(full, aligned).reshape(-1)
+
+
+def masked(shape: Sequence[int], axis: int) -> tuple[int, ...]:
+    """`shape` with its `axis` dim replaced by -1 (the part that must agree across
+    branches stacked along `axis`)."""
+    out = list(shape)
+    out[axis] = -1
+    return tuple(out)
+
+
+def stack_along(
+    arrays: Sequence[np.ndarray], out_shapes: Sequence[tuple[int, ...]], axis: int
+) -> np.ndarray | None:
+    """Branch operands concatenated along the stacked `axis` of the branch results
+    (`out_shapes`); each is first extended to the result rank and broadcast along `axis`.
+    The leading unit dims that no operand had are dropped again, so per-channel vectors
+    stay vectors. None when an operand broadcasts its result or the operands disagree
+    outside `axis`."""
+    pieces = []
+    for array, out_shape in zip(arrays, out_shapes, strict=True):
+        shape = aligned_along(array.shape, out_shape, axis)
+        if shape is None:
+            return None
+        full = array.reshape((1,) * (len(shape) - array.ndim) + array.shape)
+        pieces.append(np.broadcast_to(full, shape))
+    if len({masked(p.shape, axis) for p in pieces}) != 1:
+        return None
+    stacked = np.concatenate(pieces, axis=axis)
+    keep = max(a.ndim for a in arrays)
+    lead = stacked.ndim - keep
+    if axis < lead:  # the operands were scalars along the axis: keep it
+        lead = axis
+    return stacked.reshape(stacked.shape[lead:])
+
+
+def erase_dead_constants(
+    values: Sequence[SSAValue], erase: Callable[[Operation], None] = Rewriter.erase_op
+) -> None:
+    """Erase the Constants among `values`' owners that no op uses any more (`erase` is a
+    PatternRewriter's `erase` inside a rewrite pattern)."""
+    for owner in dict.fromkeys(v.owner for v in values):
+        if isinstance(owner, ConstantOp) and owner.results[0].first_use is None:
+            erase(owner)
+
+
+def tx8be_blocks(module: ModuleOp) -> Iterator[Block]:
+    """Every block of the module that holds ops (function bodies and nested regions)."""
+    for op in module.walk():
+        for region in op.regions:
+            yield from region.blocks
+
+
+# --------------------------------------------------------------------------------------
+# Branch kinds and groups
+# --------------------------------------------------------------------------------------
+
+
+class BranchKind(ABC):
+    """What the combiner needs to know about one op kind (Conv, Gemm)."""
+
+    op_class: type[Tx8beOp]
+
+    @abstractmethod
+    def signature(self, op: Tx8beOp) -> Hashable | None:
+        """Ops with the same first operand and equal signatures combine; None when `op`
+        cannot take part (non-constant weights, unsupported attributes)."""
+
+    @abstractmethod
+    def output_axis(self, op: Tx8beOp) -> int:
+        """The result axis along which the branches are stacked."""
+
+    @abstractmethod
+    def has_bias(self, op: Tx8beOp) -> bool:
+        """Whether the op has a bias operand."""
+
+    @abstractmethod
+    def bias_from(
+        self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
+    ) -> np.ndarray | None:
+        """`constant`, added to the wide result (of `wide_shape`, branches stacked along
+        `axis`), as the wide op's bias operand; None when its bias cannot express it."""
+
+    @abstractmethod
+    def widen(self, group: Sequence[Tx8beOp], bias: np.ndarray | None) -> list[Operation]:
+        """New ops computing the group as one op: its new constants, then the wide op
+        last. `bias`, when given, is added to the wide op's result (the group has none)."""
+
+
+@dataclass
+class ChainStep:
+    """One element-wise op that follows every branch alike."""
+
+    ops: list[Tx8beOp]
+    constant: np.ndarray | None = None
+    """The branches' constant operands stacked along the axis (binary ops)."""
+    constant_index: int = 1
+    """The constant's operand position (binary ops)."""
+
+    def build(self, value: SSAValue) -> list[Operation]:
+        """The wide op applied to `value` (after a new Constant, for binary ops)."""
+        if self.constant is None:
+            return [rebuilt(self.ops[0], [value])]
+        const = ConstantOp.from_array(self.constant)
+        operands = [value, const.results[0]]
+        if self.constant_index == 0:
+            operands.reverse()
+        return [const, rebuilt(self.ops[0], operands)]
+
+
+def find_groups(block: Block, kind: BranchKind) -> list[list[Tx8beOp]]:
+    """The ops of `kind` in `block` grouped by (first operand, signature), in order."""
+    groups: dict[tuple[SSAValue, Hashable], list[Tx8beOp]] = {}
+    for op in block.ops:
+        if isinstance(op, kind.op_class):
+            signature = kind.signature(op)
+            if signature is not None:
+                groups.setdefault((op.operands[0], signature), []).append(op)
+    return list(groups.values())
+
+
+def _next_step(values: Sequence[SSAValue], axis: int) -> ChainStep | None:
+    """The element-wise op that follows every one of `values` alike, if any."""
+    users = [sole_user(v) for v in values]
+    first = users[0]
+    if not isinstance(first, UnaryOp | BinaryOp):
+        return None
+    if any(type(u) is not type(first) or u.attributes != first.attributes for u in users):
+        return None
+    if isinstance(first, UnaryOp):
+        return ChainStep(users)
+    index = 0 if first.operands[0] is values[0] else 1
+    constants, shapes = [], []
+    for user, value in zip(users, values, strict=True):
+        if user.operands[index] is not value or shape_of(user.results[0]) != shape_of(value):
+            return None
+        constant = constant_array(user.operands[1 - index])
+        if constant is None:
+            return None
+        constants.append(constant)
+        shapes.append(shape_of(value))
+    stacked = stack_along(constants, shapes, axis)
+    if stacked is None:
+        return None
+    return ChainStep(users, stacked, 1 - index)
+
+
+def follow_elementwise(values: Sequence[SSAValue], axis: int) -> list[ChainStep]:
+    """The element-wise ops that follow all branches alike, in order."""
+    steps: list[ChainStep] = []
+    while (step := _next_step(values, axis)) is not None:
+        steps.append(step)
+        values = [op.results[0] for op in step.ops]
+    return steps
+
+
+def _absorbed_bias(
+    kind: BranchKind, group: Sequence[Tx8beOp], steps: list[ChainStep], axis: int
+) -> np.ndarray | None:
+    """The first step's constant as the wide op's bias, when it is an Add and fits."""
+    if not steps or not isinstance(steps[0].ops[0], AddOp):
+        return None
+    if any(kind.has_bias(op) for op in group):
+        return None
+    wide_shape = list(shape_of(group[0].results[0]))
+    wide_shape[axis] = sum(shape_of(op.results[0])[axis] for op in group)
+    return kind.bias_from(steps[0].constant, tuple(wide_shape), axis)
+
+
+def combine_group(group: Sequence[Tx8beOp], kind: BranchKind) -> None:
+    """Replace the branches of `group` (and what follows them alike) by one wide op and
+    a Split."""
+    axis = kind.output_axis(group[0])
+    sizes = [shape_of(op.results[0])[axis] for op in group]
+    steps = follow_elementwise([op.results[0] for op in group], axis)
+    bias = _absorbed_bias(kind, group, steps, axis)
+    new_ops = kind.widen(group, bias)
+    value = new_ops[-1].results[0]
+    for step in steps[1:] if bias is not None else steps:
+        built = step.build(value)
+        new_ops += built
+        value = built[-1].results[0]
+    split = SplitOp.make([value], axis=axis, split=sizes)
+    new_ops.append(split)
+    Rewriter.insert_op(new_ops, InsertPoint.before(group[0]))
+    chains = [[op, *(step.ops[i] for step in steps)] for i, op in enumerate(group)]
+    _replace_branches(chains, split)
+
+
+def _replace_branches(chains: list[list[Tx8beOp]], split: SplitOp) -> None:
+    """Point each branch's users at its Split result, then erase the branch ops."""
+    inputs: list[SSAValue] = []
+    for chain, result in zip(chains, split.results, strict=True):
+        chain[-1].results[0].replace_all_uses_with(result)
+        for op in reversed(chain):
+            inputs.extend(op.operands)
+            Rewriter.erase_op(op)
+    erase_dead_constants(inputs)
+
+
+def combine_parallel(module: ModuleOp, kind: BranchKind, min_num_branches: int) -> int:
+    """Combine every group of at least `min_num_branches` branches; returns how many
+    groups were combined."""
+    combined = 0
+    for block in list(tx8be_blocks(module)):
+        for group in find_groups(block, kind):
+            if len(group) >= max(min_num_branches, 2):
+                combine_group(group, kind)
+                combined += 1
+    return combined
