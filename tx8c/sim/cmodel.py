@@ -38,8 +38,8 @@ Semantics:
 - **Groups** run their region as the reference executor does: the block arguments take the
   group operands' buffers, `Yield` passes buffers through, so a group result keeps the
   layout its producer inside the group wrote.
-- **Results.** The function's results are unpacked with the layouts their producers wrote
-  them in, into numpy arrays.
+- **Results.** The function's results are read compact (graph outputs are NALIGN, seed
+  000), so an aligned value returned without a ChannelNorm(false) reads wrongly.
 - **Reading past the end.** A buffer read in a layout larger than the one it was written in
   (compact bytes read as aligned) reads zeros past its end: memory after a tensor is
   modelled as zeros. Bytes beyond the layout being read are ignored.
@@ -132,7 +132,7 @@ class CModel(ReferenceExecutor):
     def run(
         self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
     ) -> list[np.ndarray]:
-        """Pack the inputs compact, run, and unpack the results in their layouts."""
+        """Pack the inputs compact, run, and read the results compact."""
         block = self.function.body.block
         arrays = self._bind_inputs(block, inputs)
         buffers = [
@@ -141,7 +141,10 @@ class CModel(ReferenceExecutor):
         ]
         results = self.run_block(block, buffers)
         types = self.function.function_type.outputs.data
-        return [self.read(b, t, b.layout) for b, t in zip(results, types, strict=True)]
+        return [
+            self.read(b, t, mem_layout_for(_shape(t), aligned=False))
+            for b, t in zip(results, types, strict=True)
+        ]
 
     # -- one op --------------------------------------------------------------------------
     def run_op(self, op: Operation, values: list[Buffer]) -> list[Buffer]:

@@ -332,14 +332,14 @@ def test_without_channel_norms_identical_layouts_still_agree(shape, dtype: str) 
     check_equal(module, inputs)
 
 
-def test_final_channel_norm_is_not_needed_for_the_answer() -> None:
-    """The function results are unpacked in their producers' layouts, so an aligned
-    value returned directly reads right (a documented property of the cmodel)."""
+def test_missing_final_channel_norm_gives_a_wrong_answer() -> None:
+    """Graph outputs are read compact (NALIGN), so an aligned value returned without its
+    ChannelNorm(false) reads wrongly."""
     module, inputs = conv(True)
     last = channel_norms(module)[-1]
     assert not last.attr("direction")
     remove(last)
-    check_equal(module, inputs)
+    assert differs(run_cmodel(module, inputs), run_reference(module, inputs))
 
 
 def test_cx_written_where_ncx_is_read_is_wrong() -> None:
@@ -374,7 +374,7 @@ def test_aligned_constant_is_packed_aligned() -> None:
         set_family(k, const_aligned)
         s = g.op(AddOp, g.cn(g.block.args[0], True), k.results[0])
         set_family(s.owner, True)
-        module = g.module(s)
+        module = g.module(g.cn(s, False))
         got, want = run_cmodel(module, [x]), run_reference(module, [x])
         assert (not differs(got, want)) is expect_equal
 
@@ -410,7 +410,7 @@ def test_groups_pass_buffers_through_and_dma_moves_bytes() -> None:
     set_family(store, True)
     t = g.op(TransposeOp, store.results[0], perm=[1, 0, 2])
     set_family(t.owner, True)
-    module = g.module(t, g.cn(r, False))
+    module = g.module(g.cn(t, False), g.cn(r, False))
     ops = [op for op in module.ops.first.body.block.ops if not isinstance(op, func.ReturnOp)]
     inner = GroupOp.wrap(ops[:3], group_id=1)  # the cn, load, tanh
     GroupOp.wrap([inner, *ops[3:]], group_id=0)
@@ -552,11 +552,8 @@ class RandomDag:
     def module(self) -> ModuleOp:
         outs = [self.values[-1][0]]
         outs += self.draw(st.lists(st.sampled_from([v for v, _ in self.values]), max_size=2))
-        # an aligned output may leave through ChannelNorm(false) or be returned as is
-        outs = [
-            self.read(v, False) if self.family[v] and self.draw(st.booleans()) else v
-            for v in outs
-        ]
+        # graph outputs are compact: an aligned output leaves through ChannelNorm(false)
+        outs = [self.read(v, False) if self.family[v] else v for v in outs]
         return self.g.module(*outs)
 
 

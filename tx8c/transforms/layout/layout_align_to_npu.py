@@ -1,0 +1,649 @@
+r"""layout-align-to-npu: agree on data alignment, insert ChannelNorms, set mem_layout.
+
+Implements seed 000 (LayoutAlignToNPU) and seed 003's layoutAlignToNpuPass.
+
+Every op reads and writes its data either channel-aligned (ALIGN: mem_layout Cx/NCx) or
+compact (NALIGN: Tensor/NTensor); some ops accept both (BOTH). Where a value is stored in
+one family and a consumer reads the other, a `tx8be.ChannelNorm` converts it (direction
+true = NALIGN -> ALIGN, false = ALIGN -> NALIGN).
+
+Requires: a module whose functions hold tx8be ops (layout_str set by the earlier layout
+passes, though only inserted ChannelNorms read it). Ops are taken from each function's
+top-level block; nested regions (Group, which only exists after grouping) are not entered.
+
+Guarantees:
+- every tx8be op with results has `dev_info` whose `mem_layout` is
+  `mem_layout_for(first result's shape, aligned)`: one mem_layout per op, so an op with
+  several results lays them all out in one family, named after the first result's shape;
+  other dev_info fields of an existing dev_info are kept;
+- no conflict remains: for every use, the producer's family (graph inputs: NALIGN) is the
+  family the consumer reads (its own; for a ChannelNorm, the opposite of its direction's
+  output; func.return and non-tx8be ops: NALIGN);
+- at most one ChannelNorm per value and direction, shared by every consumer that needs it,
+  placed right after the value's definition, with the value's layout_str
+  (`value_layout`; for a graph input, the layout layout-transmit recorded for it, UNKNOWN
+  if none);
+- layout_str is otherwise untouched; the program's meaning is unchanged (ChannelNorm is
+  the identity on logical values);
+- statistics in the module attribute `tx8c.layout_stats` (see `record_layout_stats`):
+  under "layout-align-to-npu", `strategy`, `channel_norms` (inserted), `channel_norm_bytes`
+  (bytes converted at run time), `const_channel_norms` (inserted on compile-time
+  constants: free, layout-align-opt folds them into the constant).
+
+Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
+1. func.return and non-tx8be ops read compact (graph outputs are NALIGN); function
+   arguments are compact values (graph inputs are NALIGN).
+2. A ChannelNorm writes its direction's family and reads the other.
+3. A `dev_info` already on the op fixes its family (Cx/NCx -> ALIGN, else NALIGN).
+4. A compile-time constant (an op with no operands whose OpAttr engine is NONE:
+   tx8be.Constant) is free and its conversions cost nothing: it is converted when the
+   program is built. After the choice it takes its consumers' family when they all agree,
+   else the topologically first consumer's.
+5. `query_op_attr().align_mode` ALIGN or NALIGN fixes the family (the ALIGN-only ops and
+   the Slice rule live in the op classes).
+6. A BOTH op whose result rank is not 2 or 4 is NALIGN: seed 000 says odd ranks (1, 3)
+   because "Cx needs rank 2 or 4"; we apply that reason, so rank 0 and >= 5 too.
+   Decision: this rule is for BOTH ops only. An ALIGN-only op of odd rank (Gemm on
+   [1, seq, hidden], Reduce to rank 1) stays ALIGN: its kernel supports nothing else, and
+   `tx8c.target.mem_layout` defines Cx/NCx for every rank through its (N, HW, C) mapping,
+   so the data can be stored aligned. Forcing such an op NALIGN would hand its kernel data
+   it cannot read.
+7. A BOTH broadcast op (`is_broadcast()` true, the seed's V_VS ops) shares the family of
+   its complete operand (`complete_operand()`), so that operand is never converted; its
+   broadcast operand is read in the same family. Not when the complete operand is a
+   compile-time constant (converting it is free, so there is nothing to follow).
+8. Any other op is BOTH: a free choice. It reads all its operands and writes its results
+   in the one family chosen.
+
+Strategies (pass option `strategy`):
+
+- "greedy" is seed 000's one-pass "follow the parent": in topological order a BOTH op
+  takes the family of its first decided parent in topological order (all parents agree ->
+  that one; they disagree -> the topologically first, as seed 000 says). The seed leaves
+  BOTH ops with no decided parent (those fed only by constants) BOTH; here a second,
+  reverse walk gives them their consumers' family by the same rule (default NALIGN,
+  "尽可能使用非对其的模式"). Broadcast ops share their complete operand's decision.
+- "optimal" (default) minimises the total bytes converted at run time exactly, as an s-t
+  minimum cut (`scipy.sparse.csgraph.maximum_flow`). Free ops are nodes; the source side
+  is ALIGN, the sink side NALIGN; fixed ops are the terminals themselves and a broadcast
+  op is merged into the node of its complete operand. Converting value v to ALIGN costs
+  c1 = byte_size(v, Cx/NCx), to NALIGN c2 = byte_size(v, Tensor/NTensor): the bytes the
+  ChannelNorm writes, i.e. the size of the target layout. Each is paid once however many
+  consumers need it, which two auxiliary nodes per value v model exactly (r1..rk are the
+  nodes of v's readers, p the node of its producer; a fixed one is s or t itself):
+
+        r1 --inf--\                                       /--inf--> r1
+        ..          [a_v] --c1--> p --c2--> [b_v]              ..
+        rk --inf--/                                       \--inf--> rk
+
+  If any reader is on the ALIGN side, a_v must be too (an inf edge may not be cut), so
+  the edge a_v -> p is cut, once, exactly when p is NALIGN: one ChannelNorm(true) for all
+  aligned readers. Symmetrically b_v is on the NALIGN side as soon as one reader is, and
+  p -> b_v is cut once when p is ALIGN: one ChannelNorm(false). With a single reader the
+  auxiliary node is replaced by a direct edge; constants add no edges. The minimum cut
+  taken is the source side reachable in the residual graph, the smallest one, so ops
+  free to go either way at equal cost become NALIGN (less memory).
+  scipy's max flow takes int32 capacities: costs are divided by their gcd, and when the
+  sum of all costs still exceeds 2**30 bytes they are counted in units of
+  ceil(sum / 2**30) bytes (rounded up), optimal to within one unit per converted value.
+
+Cost: building the problem, greedy and rewriting are O(ops + uses), no recursion; the
+cut has at most ops + 2 * values nodes and O(uses) edges (Dinic's algorithm in scipy).
+
+Op knowledge comes from the op classes (`query_op_attr`, `is_broadcast`,
+`complete_operand`); the only op class named here is ChannelNorm, the op this pass
+creates, whose reading rule (the opposite of its output) no interface states yet.
+
+Departures from the seed: its code snippet sets `direction = opAlignMode == NALIGN ? false
+: true`, contradicting its own text (ALIGN -> NALIGN is false); we follow the text. The
+seed's BOTH ops without a decided parent are resolved as above rather than left BOTH.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
+from xdsl.passes import ModulePass
+
+from tx8c.dialect.attrs import AlignMode, DevAttr
+from tx8c.dialect.base import Tx8beOp
+from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
+from tx8c.dialect.ops.backend import ChannelNormOp
+from tx8c.errors import Tx8Error
+from tx8c.interfaces import Engine
+from tx8c.target.mem_layout import byte_size
+from tx8c.transforms.layout.layout_transmit import input_layouts
+
+STRATEGIES = ("greedy", "optimal")
+STATS_ATTR = "tx8c.layout_stats"
+CX_RANKS = (2, 4)
+"""Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
+
+ALIGN_SIDE = -1
+"""Node of everything fixed to ALIGN (the source of the cut)."""
+NALIGN_SIDE = -2
+"""Node of everything fixed to NALIGN (the sink of the cut)."""
+_MODE_OF_SIDE = {ALIGN_SIDE: AlignMode.ALIGN, NALIGN_SIDE: AlignMode.NALIGN}
+_CAPACITY_LIMIT = 2**30  # int32 capacities, with room for the infinite edges
+
+
+# --------------------------------------------------------------------------------------
+# Statistics (read by the CLI for report.json)
+# --------------------------------------------------------------------------------------
+
+
+def record_layout_stats(module: ModuleOp, pass_name: str, stats: Mapping[str, int | str]):
+    """Store `stats` under `pass_name` in the module attribute `tx8c.layout_stats`.
+
+    The attribute is a dictionary of dictionaries of ints and strings, so it survives
+    printing and parsing (`tx8c-opt` pipelines); a pass that runs again overwrites its own
+    entry and keeps the others'.
+    """
+    current = module.attributes.get(STATS_ATTR)
+    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
+    entries[pass_name] = DictionaryAttr(
+        {
+            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
+            for key, value in stats.items()
+        }
+    )
+    module.attributes[STATS_ATTR] = DictionaryAttr(entries)
+
+
+def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
+    """The layout statistics recorded in `module`, as plain Python values ({} if none)."""
+    current = module.attributes.get(STATS_ATTR)
+    if not isinstance(current, DictionaryAttr):
+        return {}
+    return {
+        name: {
+            key: value.data if isinstance(value, StringAttr) else value.value.data
+            for key, value in entry.data.items()
+        }
+        for name, entry in current.data.items()
+    }
+
+
+# --------------------------------------------------------------------------------------
+# The problem: mode variables, values, readers
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class AlignValue:
+    """One SSA value: who stores it, who reads it, what converting it costs."""
+
+    value: SSAValue
+    producer: int  # node of the producer (a variable or a side)
+    key: int  # topological position of the producer (graph inputs come first)
+    compile_time: bool  # a constant: conversions are free
+    to_align: int  # bytes of a conversion to ALIGN (0 when compile_time)
+    to_compact: int  # bytes of a conversion to NALIGN (0 when compile_time)
+    reads: list[tuple[int, int, Use]] = field(default_factory=list)
+    """(consumer's topological position, node whose family the consumer reads, use)."""
+
+
+@dataclass
+class AlignProblem:
+    """The alignment choice of one block: free variables, fixed sides, values."""
+
+    block: Block
+    op_node: dict[Operation, int] = field(default_factory=dict)
+    op_key: dict[Operation, int] = field(default_factory=dict)
+    var_parents: list[list[tuple[int, int]]] = field(default_factory=list)
+    """Per variable: (position, node) of the producers its first op reads."""
+    var_constant: list[bool] = field(default_factory=list)
+    var_values: list[list[int]] = field(default_factory=list)
+    """Per variable: indices into `values` of the values its ops produce."""
+    values: list[AlignValue] = field(default_factory=list)
+
+    @property
+    def num_vars(self) -> int:
+        return len(self.var_parents)
+
+    def read_node(self, consumer: Operation) -> int:
+        """The node whose family `consumer` reads its operands in."""
+        node = self.op_node.get(consumer, NALIGN_SIDE)
+        if isinstance(consumer, ChannelNormOp):
+            return ALIGN_SIDE if node == NALIGN_SIDE else NALIGN_SIDE
+        return node
+
+
+def is_compile_time(op: Operation) -> bool:
+    """A value known when the program is built (tx8be.Constant): no operands, no engine."""
+    return (
+        isinstance(op, Tx8beOp) and not op.operands
+        and op.query_op_attr().engine == Engine.NONE
+    )
+
+
+def _side(mode: AlignMode) -> int:
+    return ALIGN_SIDE if mode == AlignMode.ALIGN else NALIGN_SIDE
+
+
+def _complete_operand(op: Tx8beOp) -> SSAValue | None:
+    """The operand a broadcast (V_VS) op follows, None if the op does not broadcast."""
+    is_broadcast = getattr(op, "is_broadcast", None)
+    if is_broadcast is None or not is_broadcast():
+        return None
+    return op.operands[op.complete_operand()]
+
+
+class _Builder:
+    """Builds an AlignProblem from a block in one walk (O(ops + uses))."""
+
+    def __init__(self, block: Block):
+        self.problem = AlignProblem(block)
+        self.value_index: dict[SSAValue, int] = {}
+        self.compile_time_ops: set[Operation] = set()
+
+    def build(self) -> AlignProblem:
+        block = self.problem.block
+        n_args = len(block.args)
+        for arg in block.args:
+            self._add_value(arg, NALIGN_SIDE, arg.index - n_args, compile_time=False)
+        for key, op in enumerate(block.ops):
+            self.problem.op_key[op] = key
+            node = self._classify(op)
+            self.problem.op_node[op] = node
+            for result in op.results:
+                index = self._add_value(result, node, key, op in self.compile_time_ops)
+                if node >= 0:
+                    self.problem.var_values[node].append(index)
+        for v in self.problem.values:
+            self._add_reads(v)
+        return self.problem
+
+    # -- ops ---------------------------------------------------------------------------
+    def _classify(self, op: Operation) -> int:
+        """The op's node: a side when its family is fixed, else a (shared) variable."""
+        if not isinstance(op, Tx8beOp):
+            return NALIGN_SIDE  # func.return and foreign ops: graph outputs are compact
+        if isinstance(op, ChannelNormOp):
+            return _side(op.output_align_mode())
+        if op.dev_info is not None:
+            return ALIGN_SIDE if is_aligned(op.dev_info.get("mem_layout")) else NALIGN_SIDE
+        if is_compile_time(op):
+            self.compile_time_ops.add(op)
+            return self._new_var(op, constant=True)
+        mode = op.query_op_attr().align_mode
+        if mode in (AlignMode.ALIGN, AlignMode.NALIGN):
+            return _side(mode)
+        if op.results and op.results[0].type.get_num_dims() not in CX_RANKS:
+            return NALIGN_SIDE
+        complete = _complete_operand(op)
+        if complete is not None and not self._is_compile_time_value(complete):
+            return self._node_of(complete)
+        return self._new_var(op, constant=False)
+
+    def _new_var(self, op: Operation, constant: bool) -> int:
+        parents = sorted(
+            (self.problem.values[self.value_index[v]].key, self._node_of(v))
+            for v in op.operands
+        )
+        self.problem.var_parents.append(parents)
+        self.problem.var_constant.append(constant)
+        self.problem.var_values.append([])
+        return self.problem.num_vars - 1
+
+    def _node_of(self, value: SSAValue) -> int:
+        return self.problem.values[self.value_index[value]].producer
+
+    def _is_compile_time_value(self, value: SSAValue) -> bool:
+        return self.problem.values[self.value_index[value]].compile_time
+
+    # -- values --------------------------------------------------------------------------
+    def _add_value(self, value: SSAValue, node: int, key: int, compile_time: bool) -> int:
+        to_align = to_compact = 0
+        if not compile_time:
+            to_align = _conversion_bytes(value, aligned=True)
+            to_compact = _conversion_bytes(value, aligned=False)
+        self.problem.values.append(
+            AlignValue(value, node, key, compile_time, to_align, to_compact)
+        )
+        self.value_index[value] = len(self.problem.values) - 1
+        return len(self.problem.values) - 1
+
+    def _add_reads(self, v: AlignValue) -> None:
+        block = self.problem.block
+        for use in v.value.uses:
+            consumer = block.find_ancestor_op_in_block(use.operation)
+            if consumer is None:
+                continue
+            v.reads.append((self.problem.op_key[consumer], self.problem.read_node(consumer), use))
+        v.reads.sort(key=lambda r: r[0])
+
+
+def _conversion_bytes(value: SSAValue, aligned: bool) -> int:
+    """Bytes a ChannelNorm of `value` writes: the size of the target layout."""
+    return _target_bytes(value.type, aligned)
+
+
+@lru_cache(maxsize=4096)
+def _target_bytes(tensor_type: Attribute, aligned: bool) -> int:
+    shape = tuple(tensor_type.get_shape())
+    return byte_size(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
+
+
+def build_problem(block: Block) -> AlignProblem:
+    """The alignment problem of `block` (see the module docstring for the rules)."""
+    return _Builder(block).build()
+
+
+# --------------------------------------------------------------------------------------
+# Strategies
+# --------------------------------------------------------------------------------------
+
+
+def _resolve(node: int, modes: list[AlignMode | None]) -> AlignMode | None:
+    return _MODE_OF_SIDE[node] if node < 0 else modes[node]
+
+
+def _first_decided(
+    entries: Iterable[tuple[int, int]], modes: list[AlignMode | None]
+) -> AlignMode | None:
+    """Seed 000's rule over (position, node) pairs sorted by position: the common mode
+    when all decided ones agree, else the topologically first -- both are the first."""
+    for _, node in entries:
+        mode = _resolve(node, modes)
+        if mode is not None:
+            return mode
+    return None
+
+
+def _consumer_entries(problem: AlignProblem, var: int) -> list[tuple[int, int]]:
+    """(position, read node) of every reader of the variable's values, in order."""
+    entries = [
+        (key, node)
+        for index in problem.var_values[var]
+        for key, node, _ in problem.values[index].reads
+        if node != var
+    ]
+    entries.sort()
+    return entries
+
+
+def solve_greedy(problem: AlignProblem) -> list[AlignMode]:
+    """Seed 000: follow the first decided parent; undecided ones follow their readers."""
+    modes: list[AlignMode | None] = [None] * problem.num_vars
+    for var in range(problem.num_vars):  # variables are numbered in topological order
+        modes[var] = _first_decided(problem.var_parents[var], modes)
+    for var in reversed(range(problem.num_vars)):
+        if modes[var] is None:
+            decided = _first_decided(_consumer_entries(problem, var), modes)
+            modes[var] = decided or AlignMode.NALIGN
+    return modes
+
+
+class _CutGraph:
+    """An s-t flow network under construction; nodes >= 0 are variables, then aux."""
+
+    def __init__(self, num_vars: int):
+        self.num_nodes = num_vars
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.caps: list[int | None] = []  # None = infinite
+
+    def new_node(self) -> int:
+        self.num_nodes += 1
+        return self.num_nodes - 1
+
+    def edge(self, u: int, v: int, cap: int | None) -> None:
+        self.rows.append(u)
+        self.cols.append(v)
+        self.caps.append(cap)
+
+    def add_value(self, producer: int, readers: list[int], to_align: int, to_compact: int):
+        """The cost of one value: c1 once if some reader is ALIGN and the producer not,
+        c2 once if some reader is NALIGN and the producer not (see the module figure)."""
+        aligned_readers = [r for r in readers if r != NALIGN_SIDE]
+        if producer != ALIGN_SIDE and aligned_readers and to_align:
+            self._once(aligned_readers, producer, to_align, into_producer=True)
+        compact_readers = [r for r in readers if r != ALIGN_SIDE]
+        if producer != NALIGN_SIDE and compact_readers and to_compact:
+            self._once(compact_readers, producer, to_compact, into_producer=False)
+
+    def _once(self, readers: list[int], producer: int, cost: int, into_producer: bool):
+        if len(readers) == 1:
+            hub = readers[0]
+        else:
+            hub = self.new_node()
+            for r in readers:
+                if into_producer:
+                    self.edge(r, hub, None)
+                else:
+                    self.edge(hub, r, None)
+        if into_producer:
+            self.edge(hub, producer, cost)
+        else:
+            self.edge(producer, hub, cost)
+
+    def source_side(self, num_vars: int) -> list[bool]:
+        """Per variable: on the source (ALIGN) side of the minimum cut with the fewest
+        nodes on that side."""
+        if not self.caps:
+            return [False] * num_vars
+        s, t = self.num_nodes, self.num_nodes + 1
+        n = self.num_nodes + 2
+        rows = [s if u == ALIGN_SIDE else t if u == NALIGN_SIDE else u for u in self.rows]
+        cols = [s if v == ALIGN_SIDE else t if v == NALIGN_SIDE else v for v in self.cols]
+        graph = csr_array(
+            (_int32_capacities(self.caps), (np.array(rows), np.array(cols))), shape=(n, n)
+        )
+        flow = maximum_flow(graph, s, t)
+        residual = graph - flow.flow
+        reachable = breadth_first_order(
+            csr_array(residual > 0), s, directed=True, return_predecessors=False
+        )
+        side = np.zeros(n, dtype=bool)
+        side[reachable] = True
+        return side[:num_vars].tolist()
+
+
+def _int32_capacities(caps: list[int | None]) -> np.ndarray:
+    """Capacities as int32 for scipy: finite ones divided by their gcd (and, past 2**30
+    in total, by a larger unit, rounded up); infinite ones above any finite cut."""
+    finite = [c for c in caps if c is not None]
+    unit = math.gcd(*finite) if finite else 1
+    total = sum(finite) // unit
+    if total > _CAPACITY_LIMIT:
+        unit *= math.ceil(total / _CAPACITY_LIMIT)
+    scaled = [None if c is None else -(-c // unit) for c in caps]
+    infinite = sum(c for c in scaled if c is not None) + 1
+    return np.array([infinite if c is None else c for c in scaled], dtype=np.int32)
+
+
+def solve_optimal(problem: AlignProblem) -> list[AlignMode]:
+    """The assignment of the free variables with the fewest bytes converted at run time."""
+    graph = _CutGraph(problem.num_vars)
+    for v in problem.values:
+        if v.compile_time:
+            continue
+        readers = list(dict.fromkeys(node for _, node, _ in v.reads if node != v.producer))
+        if readers:
+            graph.add_value(v.producer, readers, v.to_align, v.to_compact)
+    side = graph.source_side(problem.num_vars)
+    return [AlignMode.ALIGN if aligned else AlignMode.NALIGN for aligned in side]
+
+
+def settle_constants(problem: AlignProblem, modes: list[AlignMode]) -> None:
+    """Give each compile-time constant its readers' family (they agree) or the first
+    reader's, so most constants need no ChannelNorm at all. Costs nothing either way."""
+    for var, constant in enumerate(problem.var_constant):
+        if constant:
+            decided = _first_decided(_consumer_entries(problem, var), modes)
+            modes[var] = decided or AlignMode.NALIGN
+
+
+def conversion_cost(problem: AlignProblem, modes: list[AlignMode]) -> int:
+    """Bytes converted at run time under `modes`: each value once per direction needed."""
+    total = 0
+    for v in problem.values:
+        if v.compile_time:
+            continue
+        have = _resolve(v.producer, modes)
+        wanted = {_resolve(node, modes) for _, node, _ in v.reads}
+        if have == AlignMode.NALIGN and AlignMode.ALIGN in wanted:
+            total += v.to_align
+        if have == AlignMode.ALIGN and AlignMode.NALIGN in wanted:
+            total += v.to_compact
+    return total
+
+
+# --------------------------------------------------------------------------------------
+# Rewriting the IR
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class AlignStats:
+    channel_norms: int = 0
+    channel_norm_bytes: int = 0
+    const_channel_norms: int = 0
+
+    def add(self, other: AlignStats) -> None:
+        self.channel_norms += other.channel_norms
+        self.channel_norm_bytes += other.channel_norm_bytes
+        self.const_channel_norms += other.const_channel_norms
+
+
+@lru_cache(maxsize=4096)
+def _plain_dev_info(tensor_type: Attribute, aligned: bool) -> DevAttr:
+    """A default dev_info for a result of this type (attributes are immutable: shared)."""
+    return DevAttr.make(mem_layout=mem_layout_for(tensor_type.get_shape(), aligned))
+
+
+def _dev_info(existing: DevAttr | None, tensor_type: Attribute, aligned: bool) -> DevAttr:
+    """`existing` (or a default dev_info) with the mem_layout of `tensor_type`'s shape."""
+    if existing is None:
+        return _plain_dev_info(tensor_type, aligned)
+    return existing.replace(mem_layout=mem_layout_for(tensor_type.get_shape(), aligned))
+
+
+def _channel_norm(value: SSAValue, aligned: bool, inputs: list[str]) -> ChannelNormOp:
+    """A ChannelNorm of `value` with the value's layout_str (a graph input's is the one
+    layout-transmit recorded for it, in `inputs`)."""
+    layout = inputs[value.index] if isinstance(value, BlockArgument) else value_layout(value)
+    return ChannelNormOp.make(
+        [value],
+        [value.type],
+        direction=aligned,
+        layout_str=layout,
+        dev_info=_dev_info(None, value.type, aligned),
+    )
+
+
+_Rewires = dict[Operation, dict[int, SSAValue]]
+"""Per reader op: operand index -> its new value (set in one go: xDSL copies an op's
+operand tuple on every single-operand update, quadratic for a return of many values)."""
+
+
+def _convert_value(
+    v: AlignValue, modes: list[AlignMode], inputs: list[str], rewires: _Rewires,
+    stats: AlignStats,
+) -> list[ChannelNormOp]:
+    """ChannelNorms for the readers of `v` that read the other family (one per direction);
+    the readers' operands are recorded in `rewires`."""
+    have = _resolve(v.producer, modes)
+    pending: dict[AlignMode, list[Use]] = {AlignMode.ALIGN: [], AlignMode.NALIGN: []}
+    for _, node, use in v.reads:
+        want = _resolve(node, modes)
+        if want != have:
+            pending[want].append(use)
+    created = []
+    for want, uses in pending.items():
+        if not uses:
+            continue
+        aligned = want == AlignMode.ALIGN
+        cn = _channel_norm(v.value, aligned, inputs)
+        for use in uses:
+            rewires.setdefault(use.operation, {})[use.index] = cn.results[0]
+        created.append(cn)
+        stats.channel_norms += 1
+        if v.compile_time:
+            stats.const_channel_norms += 1
+        else:
+            stats.channel_norm_bytes += v.to_align if aligned else v.to_compact
+    return created
+
+
+def apply_modes(
+    problem: AlignProblem, modes: list[AlignMode], inputs: list[str]
+) -> AlignStats:
+    """Insert the ChannelNorms `modes` call for and give every op its dev_info; `inputs`
+    are the graph inputs' layouts."""
+    stats = AlignStats()
+    block = problem.block
+    at_start: list[Operation] = []
+    after: dict[Operation, list[Operation]] = {}
+    rewires: _Rewires = {}
+    for v in problem.values:
+        created = _convert_value(v, modes, inputs, rewires, stats)
+        if not created:
+            continue
+        if isinstance(v.value, BlockArgument):
+            at_start.extend(created)
+        else:
+            after.setdefault(v.value.owner, []).extend(created)
+    for op, mode_node in problem.op_node.items():
+        if isinstance(op, Tx8beOp) and op.results:
+            aligned = _resolve(mode_node, modes) == AlignMode.ALIGN
+            op.attributes["dev_info"] = _dev_info(op.dev_info, op.results[0].type, aligned)
+    for op, created in after.items():
+        block.insert_ops_after(created, op)
+    for op, new in rewires.items():
+        op.operands = [new.get(i, operand) for i, operand in enumerate(op.operands)]
+    if at_start:
+        if block.first_op is None:
+            block.add_ops(at_start)
+        else:
+            block.insert_ops_before(at_start, block.first_op)
+    return stats
+
+
+def align_function(function: func.FuncOp, strategy: str) -> AlignStats:
+    """Choose every op's family in `function` with `strategy` and rewrite its body."""
+    problem = build_problem(function.body.block)
+    modes = solve_greedy(problem) if strategy == "greedy" else solve_optimal(problem)
+    settle_constants(problem, modes)
+    return apply_modes(problem, modes, input_layouts(function))
+
+
+@dataclass(frozen=True)
+class LayoutAlignToNpuPass(ModulePass):
+    """Seed 000 LayoutAlignToNPU; `strategy` is "optimal" (default) or "greedy"."""
+
+    name = "layout-align-to-npu"
+
+    strategy: str = "optimal"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.strategy not in STRATEGIES:
+            raise Tx8Error(
+                f"layout-align-to-npu: unknown strategy '{self.strategy}'; use one of "
+                f"{', '.join(STRATEGIES)} (e.g. layout-align-to-npu{{strategy=greedy}})"
+            )
+        stats = AlignStats()
+        for function in op.ops:
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                stats.add(align_function(function, self.strategy))
+        record_layout_stats(
+            op,
+            self.name,
+            {
+                "strategy": self.strategy,
+                "channel_norms": stats.channel_norms,
+                "channel_norm_bytes": stats.channel_norm_bytes,
+                "const_channel_norms": stats.const_channel_norms,
+            },
+        )
