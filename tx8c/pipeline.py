@@ -64,8 +64,12 @@ def midend_spec() -> list[str]:
 
 def layout_spec(strategy: str) -> list[str]:
     """The layout stage (seeds 000-003)."""
-    del strategy  # used by the passes that place conversions, as they land
-    return ["layout-init", "layout-transmit"]
+    return [
+        "layout-init",
+        "layout-transmit",
+        f"layout-align-to-npu{{strategy={strategy}}}",
+        "layout-align-opt",
+    ]
 
 
 def pipeline_spec(options: CompileOptions) -> str:

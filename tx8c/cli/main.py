@@ -80,6 +80,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "layout_strategy": options.layout_strategy,
         },
         "pipeline": pipeline_spec(options),
+        "layout": _layout_stats(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -108,6 +109,13 @@ def _write_outputs(out: Path, mlir: str, stages: list, report: dict) -> None:
         for i, (name, text) in enumerate(stages):
             (stage_dir / f"{i:02d}-{_file_name(name)}.mlir").write_text(text)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _layout_stats(module) -> dict:
+    """What the layout passes inserted (ChannelNorms, Transposes: count and bytes)."""
+    from tx8c.transforms.layout.layout_align_to_npu import read_layout_stats
+
+    return read_layout_stats(module)
 
 
 def _file_name(stage: str) -> str:
@@ -224,6 +232,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         progress(f"{name}: {rows[-1]['verdict']}")
 
     run_pipeline(result.module, options, after_each)
+    rows.append(_cmodel_row(result.module, inputs, expected))
+    progress(f"cmodel: {rows[-1]['verdict']}")
     failed = [r for r in rows if r["verdict"] != "PASS"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
@@ -232,12 +242,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_NUMERICS if failed else 0
 
 
-def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray]) -> dict:
+def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray],
+               executor=None) -> dict:
     from tx8c.dialect.types import from_numpy_dtype, short_name
     from tx8c.sim.numerics import compare_arrays, threshold_for
     from tx8c.sim.reference import run_reference
 
-    got = run_reference(module, inputs)
+    got = (executor or run_reference)(module, inputs)
     worst = None
     verdict = "PASS"
     for e, g in zip(expected, got, strict=True):
@@ -256,6 +267,21 @@ def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray]) -> 
     }
 
 
+def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
+    """The byte-level cmodel after the last stage, against onnxruntime, and whether it
+    equals the reference executor bit for bit."""
+    from tx8c.sim.cmodel import run_cmodel
+    from tx8c.sim.reference import run_reference
+
+    row = _stage_row("cmodel", module, inputs, expected, run_cmodel)
+    reference = run_reference(module, inputs)
+    got = run_cmodel(module, inputs)
+    row["equals_reference"] = all(
+        g.tobytes() == r.tobytes() for g, r in zip(got, reference, strict=True)
+    )
+    return row
+
+
 def format_table(rows: list[dict]) -> str:
     head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
@@ -264,6 +290,9 @@ def format_table(rows: list[dict]) -> str:
             f"{r['stage']:<34} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
             f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
         )
+        if "equals_reference" in r:
+            same = "bit-exact" if r["equals_reference"] else "NOT bit-exact"
+            lines.append(f"  (cmodel vs reference executor after the last stage: {same})")
     return "\n".join(lines)
 
 

@@ -16,6 +16,9 @@ op; the passes never look at op kinds themselves:
   for the result to have `result_layout`; None when the op cannot infer backward at all
   (seed 001: Reshape and BroadCast), UNKNOWN in an entry when it says nothing about that
   operand.
+- `permute_attributes(perm)` (seed 002, asked by `layout-preset-to-npu`): the attribute
+  values under which the op computes the same values when its rank-4 data are permuted
+  by `perm` (new dim i = old dim perm[i]), or None when it cannot run on permuted data.
 
 The defaults here are the conservative rule: the result gets the Tensor class of its
 shape and nothing is inferred backward. Each op family overrides them once, in its base
@@ -30,6 +33,7 @@ most family rules are "take this operand's layout and fit it".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import TensorType
 
@@ -70,6 +74,30 @@ class ShapeInference:
         None: the op cannot infer backward (its operands are left to other consumers, the
         graph-input default, or the forward pass). An UNKNOWN entry leaves that operand
         alone. Default: None.
+        """
+        return None
+
+    # -- preset (seed 002) ----------------------------------------------------------------
+    def permute_attributes(self, perm: tuple[int, ...]) -> dict[str, Any] | None:
+        """The attributes under which this op computes the same on permuted data.
+
+        The contract (`layout-preset-to-npu` relies on it): every operand and result of
+        rank len(perm) (4) is permuted by `perm` (new dim i = old dim perm[i]); a
+        lower-rank operand among the data operands (`data_operand_indices`) broadcasts
+        against the result (numpy, right-aligned) and is rearranged the same way (padded
+        with leading 1s to rank 4, permuted, leading 1s dropped down to its own rank; see
+        `broadcast_arranged_shape`); every other operand, and every result of another
+        rank, stays exactly as it is. Return the attributes to set (Python values, as
+        `Op.make(**attrs)` takes them), {} when none change, or None when no attributes
+        make the op compute the same: the op must then see its original arrangement.
+
+        Ops whose layout_str lists each operand (Conv: input-weight-result) may also move
+        a listed operand to another arrangement (Conv's weight to HWOI); the layout_str
+        of the op made with the returned attributes (`initial_layout_str`) names the
+        arrangement of each listed operand, and that is what the pass feeds it.
+
+        Default: None. Reshape, BroadCast, Gather, Gemm, ... keep it: they turn CNN data
+        into Tensor-class data and must see the original arrangement.
         """
         return None
 
@@ -180,3 +208,52 @@ def fixed_operand_layouts(op, layout_str: str) -> list[str]:
         tokens[i] if i < len(tokens) else tensor_class_layout(shape_of(operand))
         for i, operand in enumerate(op.operands)
     ]
+
+
+# --------------------------------------------------------------------------------------
+# Helpers for permute_attributes (seed 002's preset)
+# --------------------------------------------------------------------------------------
+
+
+def has_rank(op, perm: Sequence[int]) -> bool:
+    """The op's first result has the rank `perm` permutes (the data it applies to)."""
+    return len(result_shape(op)) == len(perm)
+
+
+def moved_axis(axis: int, perm: Sequence[int]) -> int:
+    """Where dim `axis` (0..rank-1) goes when the data are permuted by `perm`."""
+    return inverse_permutation(perm)[axis]
+
+
+def permute_per_dim(values: Sequence, perm: Sequence[int]) -> tuple:
+    """A list with one entry per dim (Tile's repeats, Resize's sizes, Pad's begins)
+    rearranged like the data: entry i of the result is entry perm[i]."""
+    return tuple(values[p] for p in perm)
+
+
+def broadcast_arranged_shape(shape: Sequence[int], perm: Sequence[int]) -> tuple[int, ...]:
+    """The shape of a broadcast operand of lower rank when the data are permuted by
+    `perm`: padded with leading 1s to len(perm) dims, permuted, and leading 1s dropped
+    again as long as it has more dims than before ([C, 1, 1] by (0, 2, 3, 1): [1, 1, C])."""
+    rank = len(shape)
+    padded = (1,) * (len(perm) - rank) + tuple(shape)
+    arranged = list(permute_per_dim(padded, perm))
+    while len(arranged) > rank and arranged[0] == 1:
+        arranged.pop(0)
+    return tuple(arranged)
+
+
+def keeps_element_order(shape: Sequence[int], perm: Sequence[int]) -> bool:
+    """Permuting an array of `shape` (padded with leading 1s to len(perm) dims) by `perm`
+    moves no element: only dims of size 1 change places."""
+    padded = (1,) * (len(perm) - len(shape)) + tuple(shape)
+    moved = [p for p in perm if padded[p] != 1]
+    return moved == sorted(moved)
+
+
+def unchanged_by(shape: Sequence[int], perm: Sequence[int]) -> bool:
+    """A broadcast operand of `shape` is the same array after the rearrangement."""
+    return (
+        keeps_element_order(shape, perm)
+        and broadcast_arranged_shape(shape, perm) == tuple(shape)
+    )

@@ -206,6 +206,10 @@ class _IdentityOp(Tx8beOp):
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
 
+    def permute_attributes(self, perm):
+        """The identity on values: runs on any arrangement as it is."""
+        return {}
+
 
 @tx8be_op
 class ChannelNormOp(_IdentityOp):

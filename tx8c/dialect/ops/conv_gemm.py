@@ -198,6 +198,18 @@ class ConvOp(Tx8beOp):
         """The operands listed in the fixed layout_str; a bias is Tensor-class."""
         return fixed_operand_layouts(self, self.initial_layout_str())
 
+    def permute_attributes(self, perm):
+        """Input and result permuted by `perm`: `data_format` follows (NCHW <-> NHWC
+        only). The weight is not permuted by `perm`: it takes the NPU's HWOI whenever the
+        features end up NHWC (seed 002), and keeps its format otherwise; the bias is per
+        output channel and stays."""
+        fmt = self.attr("data_format")
+        permuted = "".join(fmt[p] for p in perm) if len(perm) == len(fmt) else ""
+        if permuted not in DATA_FORMATS:
+            return None
+        weight = "HWOI" if permuted == "NHWC" else self.attr("weight_format")
+        return {"data_format": permuted, "weight_format": weight}
+
     def compute(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None):
         x, weight = upcast(x, weight)
         if self.attr("data_format") == "NCHW":

@@ -37,7 +37,13 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
-from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.shape_inference import (
+    fit_to_operands,
+    has_rank,
+    keep_operand_layout,
+    shape_of,
+    unchanged_by,
+)
 
 # --------------------------------------------------------------------------------------
 # Binary
@@ -91,6 +97,10 @@ class BinaryOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """Element-wise: nothing changes; a lower-rank operand is rearranged alongside."""
+        return {} if has_rank(self, perm) else None
 
     def apply(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -195,6 +205,16 @@ class WhereOp(Tx8beOp):
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
 
+    def permute_attributes(self, perm):
+        """Element-wise: nothing changes. The condition is not a data operand, so one of
+        lower rank must come out of the rearrangement unchanged."""
+        condition = shape_of(self.operands[0])
+        if not has_rank(self, perm):
+            return None
+        if len(condition) != len(perm) and not unchanged_by(condition, perm):
+            return None
+        return {}
+
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
@@ -223,6 +243,10 @@ class UnaryOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """Element-wise (Cast too): nothing changes."""
+        return {} if has_rank(self, perm) else None
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError

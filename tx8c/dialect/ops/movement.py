@@ -48,9 +48,12 @@ from tx8c.interfaces.oplib import Engine, OpAttr
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
+    has_rank,
     inverse_permutation,
     keep_operand_layout,
+    moved_axis,
     permute_layout,
+    permute_per_dim,
     result_shape,
 )
 
@@ -168,6 +171,14 @@ class TransposeOp(MovementOp):
         """The CNN layout this permutation turns into `result_layout`; else nothing."""
         return [permute_layout(result_layout, inverse_permutation(self.permutation()))]
 
+    def permute_attributes(self, perm):
+        """Input and result both permuted by p: the new perm is p^-1 . perm . p."""
+        if not has_rank(self, perm):
+            return None
+        inverse = inverse_permutation(perm)
+        own = self.permutation()
+        return {"perm": tuple(inverse[own[p]] for p in perm)}
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
@@ -232,6 +243,12 @@ class TileOp(MovementOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH)
+
+    def permute_attributes(self, perm):
+        """One repeat count per dim: they move with the dims."""
+        if not has_rank(self, perm):
+            return None
+        return {"repeats": permute_per_dim(self.checked_repeats(), perm)}
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.tile(x, self.checked_repeats())]
@@ -321,6 +338,16 @@ class SliceOp(MovementOp):
             return self.op_attr(align_mode=AlignMode.NALIGN)
         return self.op_attr(align_mode=AlignMode.ALIGN)
 
+    def permute_attributes(self, perm):
+        """The sliced axes move with the data (starts, ends and steps stay paired)."""
+        if not has_rank(self, perm):
+            return None
+        n = len(self.attr("starts"))
+        axes = self.attr("axes")
+        axes = tuple(range(n)) if axes is None else axes
+        rank = len(perm)
+        return {"axes": tuple(moved_axis(self.axis_in_range(a, rank), perm) for a in axes)}
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x[self.slices()].copy()]
 
@@ -371,6 +398,12 @@ class ConcatenateOp(MovementOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.ALIGN, need_preset_to_npu=True)
 
+    def permute_attributes(self, perm):
+        """The joined axis moves with the data."""
+        if not has_rank(self, perm):
+            return None
+        return {"axis": moved_axis(self.axis_in_range(self.attr("axis"), len(perm)), perm)}
+
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         axis = self.axis_in_range(self.attr("axis"), inputs[0].ndim)
         return [np.concatenate(inputs, axis=axis)]
@@ -419,6 +452,13 @@ class SplitOp(MovementOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH)
+
+    def permute_attributes(self, perm):
+        """The cut axis moves with the data; every result is permuted alike."""
+        if not has_rank(self, perm):
+            return None
+        axis, _ = self.checked()
+        return {"axis": moved_axis(axis, perm)}
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         axis, sizes = self.checked()
@@ -491,6 +531,13 @@ class PadOp(MovementOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.ALIGN, need_preset_to_npu=True)
+
+    def permute_attributes(self, perm):
+        """The (begin, end) pair of each dim moves with the dim."""
+        if not has_rank(self, perm):
+            return None
+        width = permute_per_dim(self.pad_width(), perm)
+        return {"pads": tuple(b for b, _ in width) + tuple(e for _, e in width)}
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         width = self.pad_width()

@@ -28,7 +28,12 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.shape_inference import (
+    fit_to_operands,
+    has_rank,
+    keep_operand_layout,
+    moved_axis,
+)
 
 
 def _axis(op: Tx8beOp) -> int:
@@ -108,6 +113,12 @@ class BatchNormInferenceOp(Tx8beOp):
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
 
+    def permute_attributes(self, perm):
+        """The channel axis moves with the data; the 1-D parameters stay."""
+        if not has_rank(self, perm):
+            return None
+        return {"axis": moved_axis(_axis(self), perm)}
+
     def compute(self, x, scale, offset, mean, variance):
         x, scale, offset, mean, variance = upcast(x, scale, offset, mean, variance)
         axis = _axis(self)
@@ -161,6 +172,16 @@ class _LastDimsNorm(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """Only when the normalised dims stay the trailing block (their order inside it
+        does not matter to the statistics; the affine operands are data operands and are
+        rearranged with it): NCHW -> NHWC keeps axis 1 or 0, not axis 2 or 3."""
+        if not has_rank(self, perm):
+            return None
+        normalised = self.reduced_axes()
+        moved = {moved_axis(a, perm) for a in normalised}
+        return {} if moved == set(normalised) else None
 
     def reduced_axes(self) -> tuple[int, ...]:
         rank = len(self.input_shapes()[0])
@@ -256,6 +277,12 @@ class SoftmaxOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """The one softmax axis moves with the data (any permutation)."""
+        if not has_rank(self, perm):
+            return None
+        return {"axis": moved_axis(_axis(self), perm)}
 
     def compute(self, x):
         (x,) = upcast(x)

@@ -37,6 +37,7 @@ from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     fit_to_same_rank_operands,
     keep_operand_layout,
+    moved_axis,
 )
 
 # --------------------------------------------------------------------------------------
@@ -113,6 +114,21 @@ class ReduceOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_same_rank_operands
+
+    def permute_attributes(self, perm):
+        """The reduced axes move with the data. Without keepdims the result has another
+        rank and must come out as before: the kept dims must keep their order
+        (NCHW -> NHWC reducing H and W gives [N, C] either way)."""
+        if self.operands[0].type.get_num_dims() != len(perm):
+            return None
+        reduced = self.reduced_axes()
+        if not self.attr("keepdims"):
+            kept = [p for p in perm if p not in reduced]
+            if kept != sorted(kept):
+                return None
+        if len(reduced) == len(perm):
+            return {}
+        return {"axes": sorted(moved_axis(a, perm) for a in reduced)}
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
@@ -270,6 +286,13 @@ class PoolOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """`data_format` says where H and W are: NCHW <-> NHWC only (kernel, strides and
+        pads are given in H, W order and stay)."""
+        fmt = self.attr("data_format")
+        permuted = "".join(fmt[p] for p in perm) if len(perm) == len(fmt) else ""
+        return {"data_format": permuted} if permuted in _DATA_FORMATS else None
 
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:

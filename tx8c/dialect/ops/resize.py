@@ -32,7 +32,12 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.shape_inference import (
+    fit_to_operands,
+    has_rank,
+    keep_operand_layout,
+    permute_per_dim,
+)
 
 _MODES = ("nearest", "bilinear")
 _COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
@@ -170,6 +175,20 @@ class ResizeOp(Tx8beOp):
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
+
+    def permute_attributes(self, perm):
+        """`sizes` and `scales` (one per axis) move with the axes. "bilinear" interpolates
+        axes 2 and 3 only (NCHW), so it can run permuted only when H and W stay there:
+        not in NHWC (that would need a data_format attribute)."""
+        if not has_rank(self, perm):
+            return None
+        if self.attr("mode") == "bilinear" and set(perm[2:]) != {2, 3}:
+            return None
+        scales = self.attr("scales")
+        return {
+            "sizes": permute_per_dim(self.attr("sizes"), perm),
+            "scales": None if scales is None else permute_per_dim(scales, perm),
+        }
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         if self.attr("mode") == "nearest":
