@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from tx8c.errors import Tx8Error
 
 EXIT_ERROR = 1
 EXIT_NUMERICS = 3
+EXIT_INTERNAL = 2
 
 
 class Progress:
@@ -356,6 +358,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug in tx8c: say so in one paragraph, keep the details
+        if os.environ.get("TX8C_DEBUG"):
+            raise
+        print(
+            f"internal error: {type(e).__name__}: {e}. This is a tx8c bug; please report it "
+            "with the model and the command. Set TX8C_DEBUG=1 to see the traceback.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

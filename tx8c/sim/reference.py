@@ -58,7 +58,9 @@ def evaluate(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
             f"op '{op.name}' is not a tx8be op and has no compute; the reference "
             "executor runs tx8be ops only"
         )
-    outputs = op.compute(*inputs)
+    # contiguous inputs: numpy's kernels (matmul, reductions) may sum in another order for
+    # other strides, and both executors must get bit-identical results from one compute
+    outputs = op.compute(*(np.asarray(x, order="C") for x in inputs))
     if len(outputs) != len(op.results):
         raise Tx8ComputeError(
             f"op '{op.name}' computed {len(outputs)} result(s) but declares "

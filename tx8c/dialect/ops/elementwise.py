@@ -198,6 +198,14 @@ class WhereOp(Tx8beOp):
     def is_broadcast(self) -> bool:
         return self.vector_mode() == "V_VS"
 
+    def complete_operand(self) -> int:
+        """The first data operand (x, y) that is not broadcast (x when none is)."""
+        out = broadcast_shape(*self.input_shapes())
+        for i in self.DATA_OPERANDS:
+            if self.input_shapes()[i] == out:
+                return i
+        return 1
+
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH)
 

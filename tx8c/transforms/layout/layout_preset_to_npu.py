@@ -101,6 +101,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -108,9 +109,10 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from tx8c.dialect.base import Tx8beOp, to_attr
 from tx8c.dialect.layout import (
@@ -211,7 +213,8 @@ def arranged_array(array: np.ndarray, arrangement: Arrangement) -> np.ndarray:
     return np.ascontiguousarray(moved.reshape(arranged_shape(array.shape, arrangement)))
 
 
-def moves_data(shape: Sequence[int], current: Arrangement, target: Arrangement) -> bool:
+@lru_cache(maxsize=4096)
+def moves_data(shape: tuple[int, ...], current: Arrangement, target: Arrangement) -> bool:
     """Whether converting a value of original `shape` from `current` to `target` moves
     elements (a Transpose) or only size-1 dims (a Reshape, free)."""
     if current == target:
@@ -221,10 +224,21 @@ def moves_data(shape: Sequence[int], current: Arrangement, target: Arrangement) 
     return not keeps_element_order(arranged_shape(shape, current), relative(current, target))
 
 
-def nbytes(value: SSAValue) -> int:
-    """Bytes of a value: element count x itemsize."""
-    itemsize = to_numpy_dtype(value.type.get_element_type()).itemsize
-    return int(np.prod(shape_of(value), dtype=np.int64)) * itemsize
+def nbytes(value: SSAValue, shape: tuple[int, ...]) -> int:
+    """Bytes of a value of `shape`: element count x itemsize."""
+    return math.prod(shape) * _itemsize(value.type.get_element_type())
+
+
+@lru_cache(maxsize=64)
+def _itemsize(element_type: Attribute) -> int:
+    return to_numpy_dtype(element_type).itemsize
+
+
+@lru_cache(maxsize=4096)
+def _tensor_type(like: TensorType, arrangement: Arrangement) -> TensorType:
+    """`like` in `arrangement` (models repeat their shapes: built once each)."""
+    shape = arranged_shape(tuple(like.get_shape()), arrangement)
+    return TensorType(like.get_element_type(), shape)
 
 
 # --------------------------------------------------------------------------------------
@@ -265,6 +279,7 @@ class Root:
     """A value that is not a seen-through Transpose: who makes it, who reads it."""
 
     value: SSAValue
+    shape: tuple[int, ...]
     node: int
     """The producer's node (graph inputs: ORIGINAL)."""
     alt: Arrangement
@@ -324,7 +339,7 @@ def current(root: Root, sides: Sequence[bool]) -> Arrangement:
 def conversion_bytes(root: Root, source: Arrangement, target: Arrangement) -> int:
     """Run-time bytes of converting `root` from `source` to `target` (0: none, a Reshape
     or a constant)."""
-    if root.compile_time or not moves_data(shape_of(root.value), source, target):
+    if root.compile_time or not moves_data(root.shape, source, target):
         return 0
     return root.nbytes
 
@@ -403,40 +418,41 @@ def make_plan(op: Tx8beOp, perm: Perm) -> OpPlan | None:
     if attrs is None:
         return None
     tokens = split_layout_str(op.layout)
+    shapes = [shape_of(v) for v in op.operands]
+    result_shapes = [shape_of(r) for r in op.results]
     if len(tokens) > 1:  # per-operand layout_str: the new tokens name each operand's
         layout = _probe_layout_str(op, attrs)
         new = split_layout_str(layout)
         operands = tuple(
             _token_arrangement(tokens[i], new[i]) if i < len(tokens) - 1 else None
-            for i in range(len(op.operands))
+            for i in range(len(shapes))
         )
         results = tuple(
-            _token_arrangement(tokens[-1], new[-1]) if len(shape_of(r)) == RANK else None
-            for r in op.results
+            _token_arrangement(tokens[-1], new[-1]) if len(shape) == RANK else None
+            for shape in result_shapes
         )
     else:
         data = set(data_operand_indices(op))
         operands = tuple(
-            normalized(shape_of(v), perm)
-            if len(shape_of(v)) == RANK or (i in data and len(shape_of(v)) < RANK) else None
-            for i, v in enumerate(op.operands)
+            normalized(shape, perm) if len(shape) == RANK or (i in data and len(shape) < RANK)
+            else None
+            for i, shape in enumerate(shapes)
         )
         results = tuple(  # results of another rank come out as they were (contract)
-            normalized(shape_of(r), perm) if len(shape_of(r)) == RANK else None
-            for r in op.results
+            normalized(shape, perm) if len(shape) == RANK else None for shape in result_shapes
         )
-        layout = _permuted_token(tokens[0], op, perm)
+        layout = _permuted_token(tokens[0], result_shapes, perm)
     return OpPlan(perm, attrs, layout, operands, results, _attrs_change(op, attrs))
 
 
-def _permuted_token(token: str, op: Tx8beOp, perm: Perm) -> str:
-    """The one-token layout_str of `op` once its rank-4 result is permuted."""
-    if not op.results or len(shape_of(op.results[0])) != RANK:
+def _permuted_token(token: str, result_shapes: list[tuple[int, ...]], perm: Perm) -> str:
+    """A one-token layout_str once the op's rank-4 result is permuted."""
+    if not result_shapes or len(result_shapes[0]) != RANK:
         return token
     permuted = permute_layout(token, perm)
     if is_cnn(permuted):
         return permuted
-    return tensor_class_layout(arranged_shape(shape_of(op.results[0]), perm))
+    return tensor_class_layout(arranged_shape(result_shapes[0], perm))
 
 
 def _is_seen_through(op: Operation) -> bool:
@@ -478,9 +494,10 @@ class _Builder:
             self.input_layouts[value.index] if isinstance(value, BlockArgument)
             else value_layout(value)
         )
+        shape = shape_of(value)
+        size = 0 if compile_time else nbytes(value, shape)
         self.problem.roots[value] = Root(
-            value, node, alt, 0 if compile_time else nbytes(value), compile_time,
-            layout=layout,
+            value, shape, node, alt, size, compile_time, layout=layout
         )
 
     def _add_view(self, op: TransposeOp) -> None:
@@ -498,14 +515,13 @@ class _Builder:
         if perm is None:
             return ORIGINAL
         plan = make_plan(op, perm)
-        need_preset = op.query_op_attr().need_preset_to_npu
         if plan is None:
-            self.problem.unpresettable += need_preset
+            self.problem.unpresettable += op.query_op_attr().need_preset_to_npu
             return ORIGINAL
         if plan.is_identity:
             return ORIGINAL  # already in the NPU's arrangement: both sides are the same
         self.problem.plans[op] = plan
-        if need_preset:
+        if op.query_op_attr().need_preset_to_npu:
             return PRESET
         self.problem.var_ops.append(op)
         return self.problem.num_vars - 1
@@ -733,29 +749,29 @@ class _Rewriter:
         }
         self.kept: set[Operation] = set()
         self.order = {op: i for i, op in enumerate(problem.block.ops)}
+        self.input_anchor: Operation | None = None
+        """The last conversion of a graph input (they go first, in the order needed)."""
 
     def run(self) -> PresetStats:
         block = self.problem.block
         order = self.order
         had_uses = [r.value for r in self.problem.roots.values() if r.compile_time and r.reads]
         seen_through = set(self.problem.view_ops)
-        dead: list[Operation] = []
-        for op in list(order):
-            if op in seen_through:
-                continue  # its readers read its root: erased below unless reused
+        # the operands as the problem saw them (rewriting a result rewires its readers)
+        reads = [(op, tuple(op.operands)) for op in order if op not in seen_through]
+        for op, operands in reads:
             preset = side_of(self.problem.op_node[op], self.sides)
-            operands = [self._operand(op, i, v, preset) for i, v in enumerate(op.operands)]
+            new = [self._operand(op, i, v, preset) for i, v in enumerate(operands)]
             plan = self.problem.plans.get(op) if preset else None
             if plan is not None:
-                self._rebuild(op, operands, plan)
-                dead.append(op)
+                self._preset(op, new, plan)
             else:
-                for i, value in enumerate(operands):
+                for i, value in enumerate(new):
                     if op.operands[i] is not value:
                         op.operands[i] = value
         erased = [op for op in self.problem.view_ops if op not in self.kept]
         self.stats.transposes_erased += len(erased)
-        for op in sorted(dead + erased, key=order.__getitem__, reverse=True):
+        for op in sorted(erased, key=order.__getitem__, reverse=True):
             block.erase_op(op)
         for value in had_uses:  # constants now read only through their folded copies
             if not value.uses:
@@ -779,8 +795,8 @@ class _Rewriter:
         known = self.problem.view_layouts.get((root.value, target))
         if known is not None:
             return known
-        shape = arranged_shape(shape_of(root.value), target)
-        if len(shape_of(root.value)) == RANK and is_cnn(root.layout):
+        shape = arranged_shape(root.shape, target)
+        if len(root.shape) == RANK and is_cnn(root.layout):
             permuted = permute_layout(root.layout, target or tuple(range(RANK)))
             if is_cnn(permuted):
                 return permuted
@@ -825,7 +841,7 @@ class _Rewriter:
         self, root: Root, source: SSAValue, have: Arrangement, target: Arrangement, layout: str
     ) -> list[Operation]:
         """Reshape/Transpose ops that take `source` (in `have`) to `target`."""
-        shape = shape_of(root.value)
+        shape = root.shape
         final = arranged_shape(shape, target)
         if not moves_data(shape, have, target):
             self.stats.reshapes += 1
@@ -849,37 +865,30 @@ class _Rewriter:
         return ops
 
     def _insert_after(self, value: SSAValue, ops: list[Operation]) -> None:
+        """Right after the value's definition; graph inputs' at the start, in order."""
         block = self.problem.block
-        if isinstance(value, BlockArgument):
-            first = block.first_op
-            if first is None:
-                block.add_ops(ops)
-            else:
-                block.insert_ops_before(ops, first)
-        else:
+        if not isinstance(value, BlockArgument):
             block.insert_ops_after(ops, value.owner)
+        elif self.input_anchor is not None:
+            block.insert_ops_after(ops, self.input_anchor)
+        elif block.first_op is None:
+            block.add_ops(ops)
+        else:
+            block.insert_ops_before(ops, block.first_op)
+        if isinstance(value, BlockArgument):
+            self.input_anchor = ops[-1]
 
     # -- preset ops -------------------------------------------------------------------
-    def _rebuild(self, op: Tx8beOp, operands: list[SSAValue], plan: OpPlan) -> None:
-        """A copy of `op` on the new operands with the plan's attributes and layout_str."""
-        attributes = _with_attrs(op, plan.attrs, plan.layout_str)
-        cls = type(op)
-        probe = cls.create(operands=operands, result_types=[], attributes=attributes)
-        try:
-            types = probe.infer_shapes()
-        finally:
-            probe.drop_all_references()
-        new = cls.create(operands=operands, result_types=types, attributes=attributes)
-        for old, result, arrangement in zip(op.results, new.results, plan.results, strict=True):
-            want = arranged_shape(shape_of(old), arrangement)
-            if shape_of(result) != want:
-                raise Tx8Error(
-                    f"layout-preset-to-npu: '{op.name}' permute_attributes{plan.perm} gives "
-                    f"a result of shape {list(shape_of(result))}, expected {list(want)}"
-                )
-            result.name_hint = old.name_hint
-            self.now[old] = result
-        self.problem.block.insert_op_before(new, op)
+    def _preset(self, op: Tx8beOp, operands: list[SSAValue], plan: OpPlan) -> None:
+        """Run `op` preset, in place: the new operands, the plan's attributes and
+        layout_str, and results in the plan's arrangements (the contract of
+        permute_attributes; the verifier checks them against infer_shapes)."""
+        op.attributes = _with_attrs(op, plan.attrs, plan.layout_str)
+        op.operands = operands
+        for result, arrangement in zip(list(op.results), plan.results, strict=True):
+            if arrangement is not None:
+                new_type = _tensor_type(result.type, arrangement)
+                self.now[result] = Rewriter.replace_value_with_new_type(result, new_type)
         self.stats.preset_ops += 1
 
 
