@@ -202,10 +202,18 @@ func.func @pad_negative(%a: tensor<2x6xf32>) -> tensor<2x5xf32> {
 // -----
 
 func.func @pad_mode(%a: tensor<2x6xf32>) -> tensor<2x6xf32> {
-  %0 = tx8be.Pad %a {pads = array<i64: 0, 0, 0, 0>, mode = "wrap"} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  %0 = tx8be.Pad %a {pads = array<i64: 0, 0, 0, 0>, mode = "symmetric"} : (tensor<2x6xf32>) -> tensor<2x6xf32>
   func.return %0 : tensor<2x6xf32>
 }
-// CHECK: 'tx8be.Pad' op mode must be one of constant, reflect, edge, got "wrap"
+// CHECK: 'tx8be.Pad' op mode must be one of constant, reflect, edge, wrap, got "symmetric"
+
+// -----
+
+func.func @pad_wrap_empty(%a: tensor<0x6xf32>) -> tensor<1x6xf32> {
+  %0 = tx8be.Pad %a {pads = array<i64: 1, 0, 0, 0>, mode = "wrap"} : (tensor<0x6xf32>) -> tensor<1x6xf32>
+  func.return %0 : tensor<1x6xf32>
+}
+// CHECK: 'tx8be.Pad' op wrap padding of dim 0 needs a non-empty dim
 
 // -----
 

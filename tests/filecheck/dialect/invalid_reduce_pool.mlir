@@ -61,7 +61,7 @@ func.func @pool_rank(%x: tensor<2x6x6xf32>) -> tensor<2x4x4xf32> {
   %0 = tx8be.Pool %x {mode = "max", kernel = array<i64: 3, 3>} : (tensor<2x6x6xf32>) -> tensor<2x4x4xf32>
   func.return %0 : tensor<2x4x4xf32>
 }
-// CHECK: 'tx8be.Pool' op input must have rank 4 (NCHW), got rank 3
+// CHECK: 'tx8be.Pool' op input must have rank 4 (NCHW) or 5 (NCDHW), got rank 3
 
 // -----
 
@@ -77,7 +77,7 @@ func.func @pool_format(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x4x4xf32> {
   %0 = tx8be.Pool %x {mode = "max", kernel = array<i64: 3, 3>, data_format = "CHWN"} : (tensor<1x2x6x6xf32>) -> tensor<1x2x4x4xf32>
   func.return %0 : tensor<1x2x4x4xf32>
 }
-// CHECK: 'tx8be.Pool' op data_format must be "NCHW" or "NHWC", got "CHWN"
+// CHECK: 'tx8be.Pool' op data_format must be "NCHW" or "NHWC" for a rank-4 input, got "CHWN"
 
 // -----
 
@@ -129,11 +129,43 @@ func.func @pool_pads_kernel(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x7x4xf32> {
 
 // -----
 
-func.func @pool_avg_dilations(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x2x4xf32> {
-  %0 = tx8be.Pool %x {mode = "avg", kernel = array<i64: 3, 3>, dilations = array<i64: 2, 1>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x4xf32>
+func.func @pool_dilations(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x2x4xf32> {
+  %0 = tx8be.Pool %x {mode = "avg", kernel = array<i64: 3, 3>, dilations = array<i64: 2, 0>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x4xf32>
   func.return %0 : tensor<1x2x2x4xf32>
 }
-// CHECK: 'tx8be.Pool' op dilations apply to mode "max" only, got [2, 1]
+// CHECK: 'tx8be.Pool' op dilations must be positive, got [2, 0]
+
+// -----
+
+func.func @pool_3d_format(%x: tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32> {
+  %0 = tx8be.Pool %x {mode = "max", kernel = array<i64: 3, 3, 3>, data_format = "NHWC"} : (tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32>
+  func.return %0 : tensor<1x2x4x4x4xf32>
+}
+// CHECK: 'tx8be.Pool' op data_format must be "NCDHW" or "NDHWC" for a rank-5 input, got "NHWC"
+
+// -----
+
+func.func @pool_3d_kernel_length(%x: tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32> {
+  %0 = tx8be.Pool %x {mode = "max", kernel = array<i64: 3, 3>} : (tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32>
+  func.return %0 : tensor<1x2x4x4x4xf32>
+}
+// CHECK: 'tx8be.Pool' op kernel must have 3 values, got [3, 3]
+
+// -----
+
+func.func @pool_3d_pads_length(%x: tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32> {
+  %0 = tx8be.Pool %x {mode = "max", kernel = array<i64: 3, 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x2x6x6x6xf32>) -> tensor<1x2x4x4x4xf32>
+  func.return %0 : tensor<1x2x4x4x4xf32>
+}
+// CHECK: 'tx8be.Pool' op pads must have 6 values, got [1, 1, 1, 1]
+
+// -----
+
+func.func @pool_3d_too_small(%x: tensor<1x2x6x6x2xf32>) -> tensor<1x2x4x4x1xf32> {
+  %0 = tx8be.Pool %x {mode = "avg", kernel = array<i64: 3, 3, 3>} : (tensor<1x2x6x6x2xf32>) -> tensor<1x2x4x4x1xf32>
+  func.return %0 : tensor<1x2x4x4x1xf32>
+}
+// CHECK: 'tx8be.Pool' op the window does not fit: input D x H x W 6 x 6 x 2 gives output 4 x 4 x 0
 
 // -----
 

@@ -5,15 +5,63 @@ func.func @resize_mode(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
   %0 = tx8be.Resize %x {mode = "cubic", sizes = array<i64: 1, 3, 8, 12>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
   func.return %0 : tensor<1x3x8x12xf32>
 }
-// CHECK: 'tx8be.Resize' op mode must be one of nearest, bilinear, got "cubic"
+// CHECK: 'tx8be.Resize' op mode must be one of nearest, bilinear, bicubic, got "cubic"
 
 // -----
 
 func.func @resize_coordinate_mode(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
+  %0 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "tf_half_pixel_for_nn"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  func.return %0 : tensor<1x3x8x12xf32>
+}
+// CHECK: 'tx8be.Resize' op coordinate_transformation_mode must be one of half_pixel, asymmetric, align_corners, pytorch_half_pixel, half_pixel_symmetric, tf_crop_and_resize, got "tf_half_pixel_for_nn"
+
+// -----
+
+func.func @resize_crop_needs_roi(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
   %0 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
   func.return %0 : tensor<1x3x8x12xf32>
 }
-// CHECK: 'tx8be.Resize' op coordinate_transformation_mode must be one of half_pixel, asymmetric, align_corners, pytorch_half_pixel, got "tf_crop_and_resize"
+// CHECK: 'tx8be.Resize' op coordinate_transformation_mode "tf_crop_and_resize" needs roi
+
+// -----
+
+func.func @resize_roi_without_crop(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
+  %0 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  func.return %0 : tensor<1x3x8x12xf32>
+}
+// CHECK: 'tx8be.Resize' op roi applies to coordinate_transformation_mode "tf_crop_and_resize" only
+
+// -----
+
+func.func @resize_roi_length(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
+  %0 = tx8be.Resize %x {mode = "nearest", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.1, 0.2, 0.9, 0.8>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  func.return %0 : tensor<1x3x8x12xf32>
+}
+// CHECK: 'tx8be.Resize' op roi [0.1, 0.2, 0.9, 0.8] must have two values per input axis, starts then ends (8)
+
+// -----
+
+func.func @resize_bicubic_roi_channels(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32> {
+  %0 = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 1, 3, 8, 12>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.5, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x8x12xf32>
+  func.return %0 : tensor<1x3x8x12xf32>
+}
+// CHECK: 'tx8be.Resize' op mode "bicubic" resizes H and W only: roi [0.0, 0.5, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0] must be [0, 1] on N and C
+
+// -----
+
+func.func @resize_bicubic_rank(%x: tensor<3x4x6xf32>) -> tensor<3x8x12xf32> {
+  %0 = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 3, 8, 12>} : (tensor<3x4x6xf32>) -> tensor<3x8x12xf32>
+  func.return %0 : tensor<3x8x12xf32>
+}
+// CHECK: 'tx8be.Resize' op mode "bicubic" needs a rank-4 NCHW input, got rank 3
+
+// -----
+
+func.func @resize_bicubic_int(%x: tensor<1x3x4x6xi8>) -> tensor<1x3x8x12xi8> {
+  %0 = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 1, 3, 8, 12>} : (tensor<1x3x4x6xi8>) -> tensor<1x3x8x12xi8>
+  func.return %0 : tensor<1x3x8x12xi8>
+}
+// CHECK: 'tx8be.Resize' op mode "bicubic" needs a float element type, got i8
 
 // -----
 

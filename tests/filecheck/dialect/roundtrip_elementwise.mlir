@@ -86,3 +86,11 @@ func.func @unary(%a: tensor<2x3xf32>, %c: tensor<2x3xi1>, %i: tensor<2x3xi32>) -
   %22 = tx8be.Cast %a {to = "bf16"} : (tensor<2x3xf32>) -> tensor<2x3xbf16>
   func.return %0 : tensor<2x3xf32>
 }
+
+// ONNX allows min > max: every element becomes max.
+func.func @clip_min_above_max(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-LABEL: func.func @clip_min_above_max
+  // CHECK-NEXT:  %{{.*}} = tx8be.Clip %a {min = 1.000000e+00 : f64, max = -1.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = tx8be.Clip %a {min = 1.0 : f64, max = -1.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}

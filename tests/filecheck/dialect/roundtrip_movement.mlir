@@ -41,8 +41,10 @@ func.func @pad(%a: tensor<1x3x4xf32>, %c: tensor<2x2xi1>) -> tensor<1x3x4xf32> {
   // CHECK:      %{{.*}} = tx8be.Pad %a {pads = array<i64: 0, 1, 2, 0, 1, 3>, value = -1.500000e+00 : f64} : (tensor<1x3x4xf32>) -> tensor<1x5x9xf32>
   // CHECK-NEXT: %{{.*}} = tx8be.Pad %a {pads = array<i64: 0, 2, 3, 0, 0, 3>, mode = "reflect"} : (tensor<1x3x4xf32>) -> tensor<1x5x10xf32>
   // CHECK-NEXT: %{{.*}} = tx8be.Pad %c {pads = array<i64: 1, 0, 0, 4>, mode = "edge"} : (tensor<2x2xi1>) -> tensor<3x6xi1>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pad %a {pads = array<i64: 0, 4, 1, 0, 5, 2>, mode = "wrap"} : (tensor<1x3x4xf32>) -> tensor<1x12x7xf32>
   %0 = tx8be.Pad %a {pads = array<i64: 0, 1, 2, 0, 1, 3>, value = -1.5 : f64} : (tensor<1x3x4xf32>) -> tensor<1x5x9xf32>
   %1 = tx8be.Pad %a {pads = array<i64: 0, 2, 3, 0, 0, 3>, mode = "reflect"} : (tensor<1x3x4xf32>) -> tensor<1x5x10xf32>
   %2 = tx8be.Pad %c {pads = array<i64: 1, 0, 0, 4>, mode = "edge"} : (tensor<2x2xi1>) -> tensor<3x6xi1>
+  %3 = tx8be.Pad %a {pads = array<i64: 0, 4, 1, 0, 5, 2>, mode = "wrap"} : (tensor<1x3x4xf32>) -> tensor<1x12x7xf32>
   func.return %a : tensor<1x3x4xf32>
 }

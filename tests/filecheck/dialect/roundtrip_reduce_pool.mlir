@@ -29,3 +29,19 @@ func.func @pool(%x: tensor<2x4x7x9xf32>, %y: tensor<2x7x9x4xf16>) -> tensor<2x1x
   %3 = tx8be.Pool %y {mode = "max", global_pool = true, data_format = "NHWC"} : (tensor<2x7x9x4xf16>) -> tensor<2x1x1x4xf16>
   func.return %3 : tensor<2x1x1x4xf16>
 }
+
+func.func @pool_3d_and_dilated_avg(%x: tensor<2x4x7x9xf32>, %z: tensor<1x3x6x7x8xf32>, %w: tensor<2x6x7x8x3xf16>) -> tensor<2x1x1x1x3xf16> {
+  // CHECK:      %{{.*}} = tx8be.Pool %x {mode = "avg", kernel = array<i64: 3, 2>, dilations = array<i64: 2, 3>, pads = array<i64: 1, 1, 1, 0>} : (tensor<2x4x7x9xf32>) -> tensor<2x4x5x7xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pool %z {mode = "max", kernel = array<i64: 2, 3, 2>, strides = array<i64: 2, 1, 2>, pads = array<i64: 1, 0, 1, 0, 2, 1>, dilations = array<i64: 1, 1, 2>, ceil_mode = true} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x4x7x5xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pool %z {mode = "avg", kernel = array<i64: 2, 2, 2>} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x5x6x7xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pool %z {mode = "avg", kernel = array<i64: 2, 2, 2>, data_format = "NCDHW"} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x5x6x7xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pool %w {mode = "avg", kernel = array<i64: 3, 2, 2>, pads = array<i64: 1, 1, 0, 1, 0, 1>, dilations = array<i64: 2, 1, 1>, count_include_pad = true, data_format = "NDHWC"} : (tensor<2x6x7x8x3xf16>) -> tensor<2x4x7x8x3xf16>
+  // CHECK-NEXT: %{{.*}} = tx8be.Pool %w {mode = "max", global_pool = true, data_format = "NDHWC"} : (tensor<2x6x7x8x3xf16>) -> tensor<2x1x1x1x3xf16>
+  %0 = tx8be.Pool %x {mode = "avg", kernel = array<i64: 3, 2>, dilations = array<i64: 2, 3>, pads = array<i64: 1, 1, 1, 0>} : (tensor<2x4x7x9xf32>) -> tensor<2x4x5x7xf32>
+  %1 = tx8be.Pool %z {mode = "max", kernel = array<i64: 2, 3, 2>, strides = array<i64: 2, 1, 2>, pads = array<i64: 1, 0, 1, 0, 2, 1>, dilations = array<i64: 1, 1, 2>, ceil_mode = true} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x4x7x5xf32>
+  %2 = tx8be.Pool %z {mode = "avg", kernel = array<i64: 2, 2, 2>} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x5x6x7xf32>
+  %3 = tx8be.Pool %z {mode = "avg", kernel = array<i64: 2, 2, 2>, data_format = "NCDHW"} : (tensor<1x3x6x7x8xf32>) -> tensor<1x3x5x6x7xf32>
+  %4 = tx8be.Pool %w {mode = "avg", kernel = array<i64: 3, 2, 2>, pads = array<i64: 1, 1, 0, 1, 0, 1>, dilations = array<i64: 2, 1, 1>, count_include_pad = true, data_format = "NDHWC"} : (tensor<2x6x7x8x3xf16>) -> tensor<2x4x7x8x3xf16>
+  %5 = tx8be.Pool %w {mode = "max", global_pool = true, data_format = "NDHWC"} : (tensor<2x6x7x8x3xf16>) -> tensor<2x1x1x1x3xf16>
+  func.return %5 : tensor<2x1x1x1x3xf16>
+}

@@ -178,3 +178,16 @@ def test_integer_division_truncates_toward_zero() -> None:
     b = np.array([2, 2, -2, -2], np.int32)
     (got,) = run_op(ew.DivOp, [a, b])
     np.testing.assert_array_equal(got, [3, -3, -3, 3])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_clip_min_above_max_gives_max(dtype) -> None:
+    """ONNX defines Clip with min > max: every element becomes max."""
+    x = np.array([[-3, 0, 1], [2, 5, -1]], dtype)
+    inits = {"lo": np.array(2, dtype), "hi": np.array(1, dtype)}
+    case = OnnxCase(ew.ClipOp, [x], {"min": 2.0, "max": 1.0},
+                    [node("Clip", ["in0", "lo", "hi"])], initializers=inits)
+    check_against_onnx(case)
+    from tests.helpers import run_op
+
+    np.testing.assert_array_equal(run_op(ew.ClipOp, [x], min=2.0, max=1.0)[0], np.ones_like(x))

@@ -200,7 +200,7 @@ def pad_case(seed: int, mode: str | None = None) -> OnnxCase:
         names.append("value")
     return OnnxCase(
         mv.PadOp, [_data(rng, shape)], attrs, [node("Pad", names, mode=mode)],
-        initializers=inits, opset=13,
+        initializers=inits, opset=19 if mode == "wrap" else 13,  # wrap: opset 19
     )
 
 
@@ -218,6 +218,7 @@ CASES = (
     + SLICE_EXTRA
     + [pad_case(s, "reflect") for s in range(3, 5)]
     + [pad_case(s, "constant") for s in range(3, 5)]
+    + [pad_case(s, "wrap") for s in range(5, 9)]  # pads up to 3: some exceed their dim
 )
 IDS = [f"{c.id}-{i}" for i, c in enumerate(CASES)]
 
@@ -374,6 +375,7 @@ def test_split_result_count_is_verified() -> None:
         (mv.SplitOp, [(2, 6)], {"axis": 1, "split": [2, 3]}, "sums to 5"),
         (mv.TileOp, [(2, 6)], {"repeats": [2]}, "repeats has 1 entries"),
         (mv.PadOp, [(2, 6)], {"pads": [2, 0, 0, 0], "mode": "reflect"}, "smaller than"),
+        (mv.PadOp, [(0, 6)], {"pads": [1, 0, 0, 0], "mode": "wrap"}, "non-empty dim"),
     ],
 )
 def test_make_rejects_inconsistent_attributes(op_cls, shapes, attrs, message) -> None:

@@ -6,7 +6,15 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tests.helpers import OnnxCase, check_against_onnx, check_shapes, node, run_onnx, run_op
+from tests.helpers import (
+    OnnxCase,
+    check_against_onnx,
+    check_shapes,
+    node,
+    run_onnx,
+    run_op,
+    single_op_module,
+)
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp, pool_output_size
 from tx8c.interfaces import Engine
@@ -136,8 +144,9 @@ def pool_case(mode: str, settings: tuple, seed: int, dtype=np.float32) -> OnnxCa
         "kernel_shape": list(kernel), "strides": list(strides), "pads": list(pads),
         "ceil_mode": int(ceil_mode),
     }
-    if mode == "max":
+    if mode == "max" or dilations != (1, 1):  # AveragePool takes dilations from opset 19
         attrs["dilations"] = onnx_attrs["dilations"] = dilations
+    if mode == "max":
         onnx_op = "MaxPool"
     else:
         attrs["count_include_pad"] = include_pad
@@ -237,8 +246,6 @@ def test_low_precision_matches_fp32_onnxruntime(op_cls, case: OnnxCase, dtype) -
 
 
 def test_op_attrs() -> None:
-    from tests.helpers import single_op_module
-
     x = np.zeros((1, 4, 6, 6), np.float32)
     modules = [
         single_op_module(ReduceOp, [x], mode="max", axes=[1]),
@@ -250,3 +257,115 @@ def test_op_attrs() -> None:
         assert attr.align_mode == AlignMode.ALIGN
         assert attr.engine == Engine.CT
         assert not attr.need_preset_to_npu
+
+
+# --------------------------------------------------------------------------------------
+# Dilated average pooling (ONNX opset 19) and 3-D pooling (rank-5 NCDHW / NDHWC)
+# --------------------------------------------------------------------------------------
+
+# kernel, strides, pads, dilations, ceil_mode, count_include_pad, data_format
+DILATED_AVG_SETTINGS = [
+    ((3, 2), (1, 2), (1, 1, 2, 0), (2, 3), False, True, "NCHW"),
+    ((2, 3), (2, 1), (1, 0, 1, 2), (3, 2), True, False, "NHWC"),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dilated_avg_pool_matches_onnxruntime(seed: int) -> None:
+    case = pool_case("avg", DILATED_AVG_SETTINGS[seed], seed)
+    check_against_onnx(case)
+    check_shapes(case)
+
+
+TO_NCDHW, TO_NDHWC = [0, 4, 1, 2, 3], [0, 2, 3, 4, 1]
+
+# mode, kernel, strides, pads, dilations, ceil_mode, count_include_pad, data_format
+POOL3D_SETTINGS = [
+    ("max", (2, 3, 2), (2, 1, 2), (1, 0, 1, 0, 2, 1), (1, 1, 2), True, False, "NCDHW"),
+    ("max", (3, 2, 2), (1, 2, 1), (0, 1, 0, 2, 0, 1), (2, 1, 1), False, False, "NDHWC"),
+    ("avg", (3, 2, 2), (1, 2, 2), (1, 1, 0, 2, 0, 1), (2, 1, 1), False, True, "NCDHW"),
+    ("avg", (2, 2, 3), (2, 2, 1), (0, 1, 1, 1, 1, 0), (1, 2, 1), True, False, "NDHWC"),
+    ("avg", (2, 2, 2), None, None, None, False, False, "NCDHW"),  # the defaults
+]
+
+
+def pool3d_case(settings: tuple, seed: int) -> OnnxCase:
+    mode, kernel, strides, pads, dilations, ceil_mode, include_pad, fmt = settings
+    rng = np.random.default_rng(seed)
+    n, c, d, h, w = (int(v) for v in (*rng.integers(1, 3, 2), *rng.integers(4, 8, 3)))
+    shape = (n, c, d, h, w) if fmt == "NCDHW" else (n, d, h, w, c)
+    x = rng.standard_normal(shape).astype(np.float32)
+    attrs = {"mode": mode, "kernel": kernel, "strides": strides, "pads": pads,
+             "dilations": dilations, "ceil_mode": ceil_mode}
+    if fmt == "NDHWC":
+        attrs["data_format"] = fmt
+    onnx_attrs = {"kernel_shape": list(kernel), "ceil_mode": int(ceil_mode)}
+    for name, value in (("strides", strides), ("pads", pads), ("dilations", dilations)):
+        if value is not None:
+            onnx_attrs[name] = list(value)
+    if mode == "avg":
+        attrs["count_include_pad"] = include_pad
+        onnx_attrs["count_include_pad"] = int(include_pad)
+    onnx_op = "MaxPool" if mode == "max" else "AveragePool"
+    return OnnxCase(PoolOp, [x], attrs, _pool_nodes_nd(onnx_op, fmt == "NDHWC", **onnx_attrs),
+                    opset=19)
+
+
+def global_pool3d_case(mode: str, fmt: str, seed: int) -> OnnxCase:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(tuple(int(d) for d in rng.integers(1, 6, 5))).astype(np.float32)
+    onnx_op = "GlobalMaxPool" if mode == "max" else "GlobalAveragePool"
+    attrs = {"mode": mode, "global_pool": True, "data_format": fmt}
+    return OnnxCase(PoolOp, [x], attrs, _pool_nodes_nd(onnx_op, fmt == "NDHWC"), opset=19)
+
+
+def _pool_nodes_nd(onnx_op: str, channels_last: bool, **attrs) -> list:
+    """The ONNX pool node on rank-5 data, wrapped in transposes for NDHWC."""
+    if not channels_last:
+        return [node(onnx_op, ["in0"], **attrs)]
+    first = node("Transpose", ["in0"], perm=TO_NCDHW)
+    first.output[0] = "first"
+    pool = node(onnx_op, ["first"], **attrs)
+    pool.output[0] = "pooled"
+    return [first, pool, node("Transpose", ["pooled"], perm=TO_NDHWC)]
+
+
+POOL3D_CASES = [pool3d_case(s, i) for i, s in enumerate(POOL3D_SETTINGS)] + [
+    global_pool3d_case("max", "NCDHW", 5), global_pool3d_case("avg", "NDHWC", 6),
+]
+POOL3D_IDS = [f"{s[0]}-{s[-1]}-{i}" for i, s in enumerate(POOL3D_SETTINGS)] + [
+    "global_max-NCDHW", "global_avg-NDHWC",
+]
+
+
+@pytest.mark.parametrize("case", POOL3D_CASES, ids=POOL3D_IDS)
+def test_pool3d_matches_onnxruntime(case: OnnxCase) -> None:
+    check_against_onnx(case)
+    check_shapes(case)
+
+
+def test_pool3d_defaults_stand_for_3d_ones_and_zeros() -> None:
+    x = np.zeros((1, 2, 4, 5, 6), np.float32)
+    module = single_op_module(PoolOp, [x], mode="max", kernel=[2, 3, 4])
+    op = next(o for o in module.walk() if isinstance(o, PoolOp))
+    assert op.window("strides") == (1, 1, 1)
+    assert op.window("pads") == (0,) * 6
+    assert op.window("dilations") == (1, 1, 1)
+    assert op.spatial_format() == "NCDHW"
+    assert op.spatial_axes() == (2, 3, 4)
+    assert op.results[0].type.get_shape() == (1, 2, 3, 3, 3)
+
+
+def test_pool3d_permute_attributes() -> None:
+    """NCDHW <-> NDHWC: the permuted op on the permuted input gives the permuted result."""
+    x = np.random.default_rng(3).standard_normal((1, 2, 5, 4, 6)).astype(np.float32)
+    attrs = {"mode": "avg", "kernel": (2, 2, 3), "strides": (1, 2, 1),
+             "pads": (1, 0, 1, 0, 1, 1), "count_include_pad": True}
+    module = single_op_module(PoolOp, [x], **attrs)
+    op = next(o for o in module.walk() if isinstance(o, PoolOp))
+    assert op.permute_attributes((0, 2, 1, 3, 4)) is None
+    new = op.permute_attributes(TO_NDHWC)
+    assert new == {"data_format": "NDHWC"}
+    (expected,) = run_op(PoolOp, [x], **attrs)
+    (got,) = run_op(PoolOp, [x.transpose(TO_NDHWC)], **{**attrs, **new})
+    np.testing.assert_allclose(got, expected.transpose(TO_NDHWC), rtol=1e-6, atol=1e-6)

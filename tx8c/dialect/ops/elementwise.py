@@ -359,17 +359,13 @@ class GeluOp(UnaryOp):
 
 @tx8be_op
 class ClipOp(UnaryOp):
-    """min(max(x, min), max); an absent bound does not clip."""
+    """min(max(x, min), max); an absent bound does not clip. As in ONNX, a min above the
+    max is allowed and makes every element the max."""
 
     name = "tx8be.Clip"
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
     min = float_attr(optional=True)
     max = float_attr(optional=True)
-
-    def verify_op(self) -> None:
-        lo, hi = self.attr("min"), self.attr("max")
-        if lo is not None and hi is not None and lo > hi:
-            raise self.fail(f"min ({lo}) must not exceed max ({hi})")
 
     def apply(self, x):
         lo, hi = self.attr("min"), self.attr("max")

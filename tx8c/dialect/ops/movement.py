@@ -470,7 +470,7 @@ class SplitOp(MovementOp):
 # Pad
 # --------------------------------------------------------------------------------------
 
-PAD_MODES = ("constant", "reflect", "edge")
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 @tx8be_op
@@ -480,7 +480,9 @@ class PadOp(MovementOp):
     `pads` is in ONNX order, all begins then all ends: [b0, b1, ..., e0, e1, ...], two
     entries per dim, each >= 0 (negative pads are Slices, made by the importer). `mode`:
     "constant" fills with `value` (cast to the element type), "reflect" mirrors without
-    repeating the edge (so each pad must be smaller than its dim), "edge" repeats the edge.
+    repeating the edge (so each pad must be smaller than its dim), "edge" repeats the edge,
+    "wrap" continues the dim periodically (the begin pad takes the dim's last elements, the
+    end pad its first ones; a pad longer than the dim wraps around again).
     """
 
     name = "tx8be.Pad"
@@ -508,8 +510,8 @@ class PadOp(MovementOp):
                     f"reflect pads ({begin}, {end}) on dim {axis} must be smaller than its "
                     f"size {dim}"
                 )
-            if mode == "edge" and dim == 0 and (begin or end):
-                raise self.fail(f"edge padding of dim {axis} needs a non-empty dim")
+            if mode in ("edge", "wrap") and dim == 0 and (begin or end):
+                raise self.fail(f"{mode} padding of dim {axis} needs a non-empty dim")
         return width
 
     def verify_op(self) -> None:

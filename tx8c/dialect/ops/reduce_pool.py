@@ -1,8 +1,8 @@
-"""CT reductions and 2-D pooling: Reduce and Pool.
+"""CT reductions and 2-D / 3-D pooling: Reduce and Pool.
 
 Both run on the CT engine and, by seed 000, produce channel-aligned (ALIGN) data only:
 their oplib kernels support no other mode. Neither needs NHWC "preset" (seed 002 does
-not list them); Pool reads where H and W are from `data_format` instead.
+not list them); Pool reads where its spatial dims are from `data_format` instead.
 
 Layout (seed 001): both keep the layout of their input, fitted to the result: Pool keeps
 its rank, a Reduce with keepdims=false drops dims, and its result is then Tensor-class;
@@ -154,7 +154,10 @@ def _highest(dtype: np.dtype):
 # --------------------------------------------------------------------------------------
 
 _POOL_MODES = ("max", "avg")
-_DATA_FORMATS = ("NCHW", "NHWC")
+_DATA_FORMATS = {4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+"""The accepted data_format values by input rank (channels first, channels last)."""
+_WINDOW_FILL = {"strides": 1, "pads": 0, "dilations": 1}
+"""The value every entry of a window attribute has by default."""
 
 
 def pool_output_size(
@@ -179,21 +182,30 @@ def pool_output_size(
 
 @tx8be_op
 class PoolOp(Tx8beOp):
-    """2-D max or average pooling of a rank-4 input.
+    """2-D max or average pooling of a rank-4 input, 3-D of a rank-5 input.
+
+    The window attributes list one value per spatial dim (H, W; or D, H, W for rank 5),
+    in that order whatever `data_format` is:
 
     - `mode`: "max" (padding counts as -inf) or "avg";
-    - `global_pool`: pool the whole H x W to 1 x 1 (kernel, strides, pads, dilations and
+    - `global_pool`: pool all the spatial dims to 1 (kernel, strides, pads, dilations and
       ceil_mode are then ignored); default false;
-    - `kernel`: [kh, kw], required unless `global_pool`;
-    - `strides`: [sh, sw], default [1, 1];
-    - `pads`: [top, left, bottom, right], default zeros; each pad is smaller than the
-      kernel along its axis (as onnxruntime requires);
-    - `dilations`: [dh, dw], default [1, 1]; "max" only;
+    - `kernel`: [kh, kw] (or [kd, kh, kw]), required unless `global_pool`;
+    - `strides`: [sh, sw] (or [sd, sh, sw]), default all ones;
+    - `pads`: all begins then all ends, [top, left, bottom, right] (or [d0, h0, w0, d1,
+      h1, w1]), default zeros; each pad is smaller than the kernel along its axis (as
+      onnxruntime requires);
+    - `dilations`: [dh, dw] (or [dd, dh, dw]), default all ones;
     - `ceil_mode`: round the output size up (ONNX's formula), default false;
     - `count_include_pad`: "avg" only; divide by the whole window including padding (but
       not the part a ceil-mode window reaches beyond the padding) instead of by the number
       of real elements; default false;
-    - `data_format`: "NCHW" (default) or "NHWC", where H and W are.
+    - `data_format`: where the spatial dims are: "NCHW" (default) or "NHWC" for rank 4,
+      "NCDHW" (the default) or "NDHWC" for rank 5.
+
+    The defaults are stored in their 2-D form (strides [1, 1], pads [0, 0, 0, 0],
+    dilations [1, 1], data_format "NCHW"); on a rank-5 input they stand for the 3-D
+    defaults (all ones, all zeros, "NCDHW").
     """
 
     name = "tx8be.Pool"
@@ -210,14 +222,18 @@ class PoolOp(Tx8beOp):
 
     # -- rules ---------------------------------------------------------------------------
     def verify_op(self) -> None:
-        mode, fmt = self.attr("mode"), self.attr("data_format")
+        mode, rank = self.attr("mode"), self.operands[0].type.get_num_dims()
         if mode not in _POOL_MODES:
             raise self.fail(f"mode must be \"max\" or \"avg\", got \"{mode}\"")
-        if fmt not in _DATA_FORMATS:
-            raise self.fail(f"data_format must be \"NCHW\" or \"NHWC\", got \"{fmt}\"")
-        rank = self.operands[0].type.get_num_dims()
-        if rank != 4:
-            raise self.fail(f"input must have rank 4 ({fmt}), got rank {rank}")
+        if rank not in _DATA_FORMATS:
+            raise self.fail(f"input must have rank 4 (NCHW) or 5 (NCDHW), got rank {rank}")
+        fmt = self.spatial_format()
+        if fmt not in _DATA_FORMATS[rank]:
+            first, last = _DATA_FORMATS[rank]
+            raise self.fail(
+                f"data_format must be \"{first}\" or \"{last}\" for a rank-{rank} input, "
+                f"got \"{fmt}\""
+            )
         dtype = short_name(self.operands[0].type.get_element_type())
         if mode == "avg" and dtype not in FLOATS:
             raise self.fail(f"mode \"avg\" needs a float element type, got {dtype}")
@@ -230,52 +246,79 @@ class PoolOp(Tx8beOp):
         kernel = self.attr("kernel")
         if kernel is None:
             raise self.fail("kernel is required unless global_pool is set")
-        for name, want in (("kernel", 2), ("strides", 2), ("pads", 4), ("dilations", 2)):
-            values = self.attr(name)
+        n = self.spatial_rank()
+        for name, want in (("kernel", n), ("strides", n), ("pads", 2 * n), ("dilations", n)):
+            values = kernel if name == "kernel" else self.window(name)
             if len(values) != want:
                 raise self.fail(f"{name} must have {want} values, got {list(values)}")
             low = 0 if name == "pads" else 1
             if any(v < low for v in values):
                 word = "non-negative" if low == 0 else "positive"
                 raise self.fail(f"{name} must be {word}, got {list(values)}")
-        pads = self.attr("pads")
+        pads = self.window("pads")
         for axis, k in enumerate(kernel):
-            if pads[axis] >= k or pads[axis + 2] >= k:
+            if pads[axis] >= k or pads[axis + n] >= k:
                 raise self.fail(f"pads {list(pads)} must be smaller than kernel {list(kernel)}")
-        if self.attr("mode") == "avg" and self.attr("dilations") != (1, 1):
-            raise self.fail(
-                f"dilations apply to mode \"max\" only, got {list(self.attr('dilations'))}"
-            )
+
+    # -- attributes at this rank ------------------------------------------------------------
+    def spatial_rank(self) -> int:
+        """2 for a rank-4 input, 3 for a rank-5 one."""
+        return self.operands[0].type.get_num_dims() - 2
+
+    def window(self, name: str) -> tuple[int, ...]:
+        """`strides`, `pads` or `dilations`; on a rank-5 input the stored 2-D default
+        stands for the 3-D one."""
+        values = self.attr(name)
+        n = self.spatial_rank()
+        fill = _WINDOW_FILL[name]
+        if n == 3 and values == (fill,) * (4 if name == "pads" else 2):
+            return (fill,) * (6 if name == "pads" else 3)
+        return values
+
+    def spatial_format(self) -> str:
+        """`data_format`; on a rank-5 input the default "NCHW" stands for "NCDHW"."""
+        fmt = self.attr("data_format")
+        return "NCDHW" if fmt == "NCHW" and self.spatial_rank() == 3 else fmt
 
     # -- shapes --------------------------------------------------------------------------
-    def spatial_axes(self) -> tuple[int, int]:
-        """The axes of H and W in the input (by `data_format`)."""
-        return (2, 3) if self.attr("data_format") == "NCHW" else (1, 2)
+    def spatial_axes(self) -> tuple[int, ...]:
+        """The axes of (D,) H and W in the input (by `data_format`)."""
+        n = self.spatial_rank()
+        first = 2 if self.spatial_format().startswith("NC") else 1
+        return tuple(range(first, first + n))
 
-    def output_hw(self, height: int, width: int) -> tuple[int, int]:
-        """The pooled (H, W)."""
+    def output_spatial(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        """The pooled spatial dims of input spatial dims `sizes` ((D,) H, W)."""
         if self.attr("global_pool"):
-            return 1, 1
-        kernel, strides = self.attr("kernel"), self.attr("strides")
-        pads, dilations = self.attr("pads"), self.attr("dilations")
+            return (1,) * len(sizes)
+        kernel, strides = self.attr("kernel"), self.window("strides")
+        pads, dilations = self.window("pads"), self.window("dilations")
+        n = len(sizes)
         return tuple(
             pool_output_size(
-                size, kernel[i], strides[i], pads[i], pads[i + 2], dilations[i],
+                size, kernel[i], strides[i], pads[i], pads[i + n], dilations[i],
                 self.attr("ceil_mode"),
             )
-            for i, size in enumerate((height, width))
+            for i, size in enumerate(sizes)
         )
+
+    def output_hw(self, height: int, width: int) -> tuple[int, int]:
+        """The pooled (H, W) of a 2-D pool."""
+        return self.output_spatial((height, width))
 
     def infer_shapes(self) -> list[TensorType]:
         shape = list(self.operands[0].type.get_shape())
-        h_axis, w_axis = self.spatial_axes()
-        out_h, out_w = self.output_hw(shape[h_axis], shape[w_axis])
-        if out_h < 1 or out_w < 1:
+        axes = self.spatial_axes()
+        sizes = tuple(shape[a] for a in axes)
+        out = self.output_spatial(sizes)
+        if any(d < 1 for d in out):
+            names = "H x W" if len(axes) == 2 else "D x H x W"
             raise self.fail(
-                f"the window does not fit: input H x W {shape[h_axis]} x {shape[w_axis]} "
-                f"gives output {out_h} x {out_w}"
+                f"the window does not fit: input {names} {' x '.join(map(str, sizes))} "
+                f"gives output {' x '.join(map(str, out))}"
             )
-        shape[h_axis], shape[w_axis] = out_h, out_w
+        for a, d in zip(axes, out, strict=True):
+            shape[a] = d
         return [result_type_like(shape, self.operands[0].type)]
 
     def query_op_attr(self):
@@ -288,66 +331,72 @@ class PoolOp(Tx8beOp):
     infer_operand_layouts = fit_to_operands
 
     def permute_attributes(self, perm):
-        """`data_format` says where H and W are: NCHW <-> NHWC only (kernel, strides and
-        pads are given in H, W order and stay)."""
-        fmt = self.attr("data_format")
+        """`data_format` says where the spatial dims are: channels first <-> channels last
+        only (NCHW <-> NHWC, NCDHW <-> NDHWC; kernel, strides and pads are given in
+        (D,) H, W order and stay)."""
+        fmt = self.spatial_format()
         permuted = "".join(fmt[p] for p in perm) if len(perm) == len(fmt) else ""
-        return {"data_format": permuted} if permuted in _DATA_FORMATS else None
+        return {"data_format": permuted} if permuted in _DATA_FORMATS[len(fmt)] else None
 
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
-        nhwc = self.attr("data_format") == "NHWC"
-        if nhwc:
-            x = x.transpose(0, 3, 1, 2)
+        channels_last = not self.spatial_format().startswith("NC")
+        if channels_last:  # to channels first: N, C, spatial...
+            x = np.moveaxis(x, -1, 1)
         if self.attr("global_pool"):
             reduce = np.max if self.attr("mode") == "max" else np.mean
-            out = reduce(x, axis=(2, 3), keepdims=True)
+            out = reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True)
         else:
-            out = self._pool_nchw(x)
-        if nhwc:
-            out = out.transpose(0, 2, 3, 1)
+            out = self._pool_channels_first(x)
+        if channels_last:
+            out = np.moveaxis(out, 1, -1)
         return [np.ascontiguousarray(out)]
 
-    def _pool_nchw(self, x: np.ndarray) -> np.ndarray:
-        """Windowed pooling of an NCHW array (pads, strides, dilations, ceil mode)."""
-        out_hw = self.output_hw(x.shape[2], x.shape[3])
+    def _pool_channels_first(self, x: np.ndarray) -> np.ndarray:
+        """Windowed pooling of an N, C, spatial... array (pads, strides, dilations, ceil
+        mode)."""
+        out_size = self.output_spatial(x.shape[2:])
+        window_axes = tuple(range(-len(out_size), 0))
         if self.attr("mode") == "max":
             low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-            windows = self._windows(x, out_hw, low)
-            return windows.max(axis=(-2, -1))
-        sums = self._windows(x, out_hw, 0).sum(axis=(-2, -1), dtype=x.dtype)
+            return self._windows(x, out_size, low).max(axis=window_axes)
+        sums = self._windows(x, out_size, 0).sum(axis=window_axes, dtype=x.dtype)
         # Which positions count towards the divisor: the real elements, or with
         # count_include_pad also the declared padding (never what ceil mode adds beyond it).
         counted = np.ones(x.shape[2:], x.dtype)
         fill = 1 if self.attr("count_include_pad") else 0
-        counts = self._windows(counted, out_hw, 0, pad_fill=fill).sum(axis=(-2, -1))
+        counts = self._windows(counted, out_size, 0, pad_fill=fill).sum(axis=window_axes)
         return sums / counts
 
     def _windows(
-        self, x: np.ndarray, out_hw: tuple[int, int], fill, pad_fill=None
+        self, x: np.ndarray, out_size: tuple[int, ...], fill, pad_fill=None
     ) -> np.ndarray:
-        """Every pooling window of the last two axes: shape (..., out_h, out_w, kh, kw).
+        """Every pooling window of the last n axes (n spatial dims): shape
+        (..., *out_size, *kernel).
 
         The declared pads are filled with `pad_fill` (default `fill`); what ceil mode
         needs beyond them is filled with `fill`.
         """
-        kernel, strides = self.attr("kernel"), self.attr("strides")
-        pads, dilations = self.attr("pads"), self.attr("dilations")
+        n = len(out_size)
+        kernel, strides = self.attr("kernel"), self.window("strides")
+        pads, dilations = self.window("pads"), self.window("dilations")
         pad_fill = fill if pad_fill is None else pad_fill
-        lead = [(0, 0)] * (x.ndim - 2)
-        declared = [(pads[0], pads[2]), (pads[1], pads[3])]
+        lead = [(0, 0)] * (x.ndim - n)
+        declared = [(pads[i], pads[i + n]) for i in range(n)]
         x = np.pad(x, lead + declared, constant_values=pad_fill)
-        extents = [dilations[i] * (kernel[i] - 1) + 1 for i in range(2)]
+        extents = [dilations[i] * (kernel[i] - 1) + 1 for i in range(n)]
         # Ceil mode may let the last window reach past the declared padding.
         extra = [
-            max(0, (out_hw[i] - 1) * strides[i] + extents[i] - x.shape[x.ndim - 2 + i])
-            for i in range(2)
+            max(0, (out_size[i] - 1) * strides[i] + extents[i] - x.shape[x.ndim - n + i])
+            for i in range(n)
         ]
-        x = np.pad(x, lead + [(0, extra[0]), (0, extra[1])], constant_values=fill)
-        windows = sliding_window_view(x, extents, axis=(-2, -1))
-        windows = windows[..., :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
-        return windows[..., : out_hw[0], : out_hw[1], :, :]
+        x = np.pad(x, lead + [(0, e) for e in extra], constant_values=fill)
+        windows = sliding_window_view(x, extents, axis=tuple(range(-n, 0)))
+        steps = tuple(slice(None, None, s) for s in strides)
+        taps = tuple(slice(None, None, d) for d in dilations)
+        windows = windows[(..., *steps, *taps)]
+        return windows[(..., *(slice(0, o) for o in out_size), *(slice(None),) * n)]
 
 
 OPS = [ReduceOp, PoolOp]

@@ -1,14 +1,18 @@
-"""CT resize: nearest-neighbour and bilinear interpolation to a given output shape.
+"""CT resize: nearest-neighbour, bilinear and bicubic interpolation to a given shape.
 
 Resize runs on the CT engine on compact or channel-aligned data alike (BOTH). Seed 002
 lists "bilinear" among the ops that need NHWC features, so a bilinear Resize asks for
-preset; a nearest Resize is a gather along each axis and does not.
+preset; a nearest Resize is a gather along each axis and does not, and neither does a
+bicubic one (the seed does not list it).
 
 Layout (seed 001): Resize keeps the rank, and the layout, of its input.
 
 Source coordinates follow ONNX Resize. They are computed in float32, with the scale of an
 axis taken as float32(out) / float32(in), as onnxruntime does, so that the rounding of a
-nearest source index agrees with it at exact ties.
+nearest source index agrees with it at exact ties. Bicubic interpolation is ONNX's: four
+taps per output coordinate along each axis, floor(x) - 1 .. floor(x) + 2, weighted by the
+cubic convolution kernel with coefficient `cubic_coeff_a`; taps outside the input read
+its edge (or, with `exclude_outside`, get weight 0 and the others are renormalised).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from tx8c.dialect.base import (
     FLOATS,
     NUMERIC,
     Tx8beOp,
+    bool_attr,
+    float_attr,
     floats_attr,
     ints_attr,
     result_type_like,
@@ -39,16 +45,23 @@ from tx8c.interfaces.shape_inference import (
     permute_per_dim,
 )
 
-_MODES = ("nearest", "bilinear")
-_COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+_MODES = ("nearest", "bilinear", "bicubic")
+_SPATIAL_MODES = ("bilinear", "bicubic")
+"""The modes that interpolate H and W (axes 2 and 3 of a rank-4 NCHW input) only."""
+_COORDINATE_MODES = (
+    "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric",
+    "tf_crop_and_resize",
+)
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
 def source_coordinates(
-    in_size: int, out_size: int, mode: str, scale: float | None = None
+    in_size: int, out_size: int, mode: str, scale: float | None = None,
+    roi: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """ONNX's `x_original` (float32) for every output index of one axis; the scale is the
-    model's own when it gave one (ONNX `scales`), else out_size / in_size."""
+    model's own when it gave one (ONNX `scales`), else out_size / in_size. `roi` is the
+    (start, end) of the axis for "tf_crop_and_resize", as fractions of in_size - 1."""
     x = np.arange(out_size, dtype=np.float32)
     # ONNX's length_resized is in_size * scale, unrounded, when the model gave a scale
     resized = np.float32(out_size) if scale is None else np.float32(in_size * scale)
@@ -66,7 +79,25 @@ def source_coordinates(
         if out_size == 1:
             return np.zeros(1, np.float32)
         return x * (np.float32(in_size - 1) / (resized - np.float32(1)))
+    if mode == "half_pixel_symmetric":
+        # half_pixel about the centres of input and output: they differ from half_pixel
+        # only when the model's scale makes in_size * scale fractional
+        adjustment = np.float32(out_size) / resized
+        offset = np.float32(in_size) / np.float32(2) * (np.float32(1) - adjustment)
+        return offset + (x + half) / scale - half
+    if mode == "tf_crop_and_resize":
+        start, end = (np.float32(v) for v in roi)
+        span = np.float32(in_size - 1)
+        if resized <= 1:
+            return np.full(out_size, np.float32(0.5 * (start + end) * span), np.float32)
+        return start * span + (x * (end - start) * span) / (resized - np.float32(1))
     raise ValueError(f"unknown coordinate_transformation_mode {mode}")
+
+
+def outside_input(coords: np.ndarray, in_size: int) -> np.ndarray:
+    """Which coordinates lie outside [0, in_size - 1] ("tf_crop_and_resize" gives them
+    `extrapolation_value`)."""
+    return (coords < 0) | (coords > in_size - 1)
 
 
 def nearest_indices(coords: np.ndarray, in_size: int, nearest_mode: str) -> np.ndarray:
@@ -96,23 +127,56 @@ def linear_taps(coords: np.ndarray, in_size: int) -> tuple[np.ndarray, np.ndarra
     return low, high, (coords - low).astype(np.float32)
 
 
+def cubic_taps(
+    coords: np.ndarray, in_size: int, a: float = -0.75, exclude_outside: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The four source indices and their weights for each coordinate: shapes (n, 4).
+
+    The taps are floor(x) - 1 .. floor(x) + 2, at distances t + 1, t, 1 - t, 2 - t from
+    x (t = x - floor(x)), weighted by the cubic convolution kernel with coefficient `a`
+    (ONNX's and onnxruntime's polynomials). Taps outside the input read its edge, or with
+    `exclude_outside` get weight 0, the others renormalised to sum to 1.
+    """
+    base = np.floor(coords.astype(np.float64))
+    t = coords - base
+    near = np.stack([t, 1 - t], axis=1)  # |d| <= 1
+    far = np.stack([t + 1, 2 - t], axis=1)  # 1 <= |d| <= 2
+    w_near = ((a + 2) * near - (a + 3)) * near * near + 1
+    w_far = ((a * far - 5 * a) * far + 8 * a) * far - 4 * a
+    weights = np.stack([w_far[:, 0], w_near[:, 0], w_near[:, 1], w_far[:, 1]], axis=1)
+    index = base.astype(np.int64)[:, None] + np.arange(-1, 3)
+    if exclude_outside:
+        weights = np.where((index < 0) | (index >= in_size), 0.0, weights)
+        weights = weights / weights.sum(axis=1, keepdims=True)
+    return np.clip(index, 0, in_size - 1), weights
+
+
 @tx8be_op
 class ResizeOp(Tx8beOp):
     """Resize of `input` to the shape `sizes`.
 
-    - `mode`: "nearest" (any axis may change size) or "bilinear" (rank-4 NCHW input;
-      interpolates over H and W, the last two axes, which are the only ones that change);
+    - `mode`: "nearest" (any axis may change size), "bilinear" or "bicubic" (rank-4 NCHW
+      input; they interpolate over H and W, the last two axes, which are the only ones
+      that change);
     - `sizes`: the output shape, every axis (the importer turns ONNX scales into sizes);
     - `scales` (optional): the model's scale per axis when it gave ONNX `scales`; source
       coordinates then use it, as ONNX does, instead of sizes / input shape (they differ
       when a scale does not divide evenly, e.g. 0.6 on 5 -> 3);
     - `coordinate_transformation_mode`: how an output index maps to a source coordinate:
-      "half_pixel" (default), "asymmetric", "align_corners" or "pytorch_half_pixel", as
-      in ONNX;
+      "half_pixel" (default), "asymmetric", "align_corners", "pytorch_half_pixel",
+      "half_pixel_symmetric" or "tf_crop_and_resize", as in ONNX;
     - `nearest_mode`: how "nearest" rounds a source coordinate: "round_prefer_floor"
-      (default), "round_prefer_ceil", "floor" or "ceil"; ignored by "bilinear".
+      (default), "round_prefer_ceil", "floor" or "ceil"; ignored by the other modes;
+    - `cubic_coeff_a` (default -0.75) and `exclude_outside` (default false): "bicubic"'s
+      kernel coefficient, and whether taps outside the input get weight 0 (the others
+      renormalised) instead of reading its edge; ignored by the other modes;
+    - `roi` (required by, and only allowed with, "tf_crop_and_resize"): the region of
+      the input to resize, ONNX's [start_0, .., start_{r-1}, end_0, .., end_{r-1}] as
+      fractions of each axis; "bilinear" and "bicubic" need [0, 1] on N and C;
+    - `extrapolation_value` (default 0.0): "tf_crop_and_resize" gives it to the outputs
+      whose source coordinate lies outside the input; ignored by the other modes.
 
-    "nearest" accepts floats and integers, "bilinear" floats only.
+    "nearest" accepts floats and integers, "bilinear" and "bicubic" floats only.
     """
 
     name = "tx8be.Resize"
@@ -122,6 +186,10 @@ class ResizeOp(Tx8beOp):
     coordinate_transformation_mode = str_attr("half_pixel")
     nearest_mode = str_attr("round_prefer_floor")
     scales = floats_attr(optional=True)
+    cubic_coeff_a = float_attr(-0.75)
+    exclude_outside = bool_attr(False)
+    roi = floats_attr(optional=True)
+    extrapolation_value = float_attr(0.0)
 
     def verify_op(self) -> None:
         self._verify_choices()
@@ -137,8 +205,9 @@ class ResizeOp(Tx8beOp):
                 f"scales {list(scales)} must have one positive value per input axis "
                 f"({len(shape)})"
             )
-        if self.attr("mode") == "bilinear":
-            self._verify_bilinear(shape, sizes)
+        self._verify_roi(len(shape))
+        if self.attr("mode") in _SPATIAL_MODES:
+            self._verify_spatial(shape, sizes)
 
     def _verify_choices(self) -> None:
         for name, choices in (
@@ -150,16 +219,38 @@ class ResizeOp(Tx8beOp):
             if value not in choices:
                 raise self.fail(f"{name} must be one of {', '.join(choices)}, got \"{value}\"")
 
-    def _verify_bilinear(self, shape: list[int], sizes: list[int]) -> None:
+    def _verify_roi(self, rank: int) -> None:
+        roi = self.attr("roi")
+        crop = self.attr("coordinate_transformation_mode") == "tf_crop_and_resize"
+        if roi is None and crop:
+            raise self.fail("coordinate_transformation_mode \"tf_crop_and_resize\" needs roi")
+        if roi is not None and not crop:
+            raise self.fail(
+                "roi applies to coordinate_transformation_mode \"tf_crop_and_resize\" only"
+            )
+        if roi is not None and len(roi) != 2 * rank:
+            raise self.fail(
+                f"roi {list(roi)} must have two values per input axis, starts then ends "
+                f"({2 * rank})"
+            )
+
+    def _verify_spatial(self, shape: list[int], sizes: list[int]) -> None:
+        mode = self.attr("mode")
         dtype = short_name(self.operands[0].type.get_element_type())
         if dtype not in FLOATS:
-            raise self.fail(f"mode \"bilinear\" needs a float element type, got {dtype}")
+            raise self.fail(f"mode \"{mode}\" needs a float element type, got {dtype}")
         if len(shape) != 4:
-            raise self.fail(f"mode \"bilinear\" needs a rank-4 NCHW input, got rank {len(shape)}")
+            raise self.fail(f"mode \"{mode}\" needs a rank-4 NCHW input, got rank {len(shape)}")
         if sizes[:2] != shape[:2]:
             raise self.fail(
-                f"mode \"bilinear\" resizes H and W only: sizes {sizes} must keep N and C "
+                f"mode \"{mode}\" resizes H and W only: sizes {sizes} must keep N and C "
                 f"of the input {shape}"
+            )
+        roi = self.attr("roi")
+        if roi is not None and any(self._roi(axis) != (0.0, 1.0) for axis in (0, 1)):
+            raise self.fail(
+                f"mode \"{mode}\" resizes H and W only: roi {list(roi)} must be [0, 1] on "
+                "N and C"
             )
 
     def infer_shapes(self) -> list[TensorType]:
@@ -177,53 +268,87 @@ class ResizeOp(Tx8beOp):
     infer_operand_layouts = fit_to_operands
 
     def permute_attributes(self, perm):
-        """`sizes` and `scales` (one per axis) move with the axes. "bilinear" interpolates
-        axes 2 and 3 only (NCHW), so it can run permuted only when H and W stay there:
-        not in NHWC (that would need a data_format attribute)."""
+        """`sizes`, `scales` (one per axis) and `roi` (a start and an end per axis) move
+        with the axes. The spatial modes interpolate axes 2 and 3 only (NCHW), so they can
+        run permuted only when H and W stay there: not in NHWC (that would need a
+        data_format attribute)."""
         if not has_rank(self, perm):
             return None
-        if self.attr("mode") == "bilinear" and set(perm[2:]) != {2, 3}:
+        if self.attr("mode") in _SPATIAL_MODES and set(perm[2:]) != {2, 3}:
             return None
-        scales = self.attr("scales")
+        scales, roi = self.attr("scales"), self.attr("roi")
+        rank = len(perm)
         return {
             "sizes": permute_per_dim(self.attr("sizes"), perm),
             "scales": None if scales is None else permute_per_dim(scales, perm),
+            "roi": None if roi is None else (  # starts, then ends
+                permute_per_dim(roi[:rank], perm) + permute_per_dim(roi[rank:], perm)
+            ),
         }
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
-        if self.attr("mode") == "nearest":
-            return [self._nearest(x)]
-        (x,) = upcast(x)
-        return [self._bilinear(x)]
+        mode = self.attr("mode")
+        if mode == "nearest":
+            out = self._nearest(x)
+            axes = range(x.ndim)
+        else:
+            (x,) = upcast(x)
+            out = self._bilinear(x) if mode == "bilinear" else self._bicubic(x)
+            axes = (2, 3)
+        if self.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
+            out = self._extrapolate(out, x.shape, axes)
+        return [out]
 
     def _scale(self, axis: int) -> float | None:
         scales = self.attr("scales")
         return None if scales is None else scales[axis]
 
+    def _roi(self, axis: int) -> tuple[float, float] | None:
+        roi = self.attr("roi")
+        return None if roi is None else (roi[axis], roi[axis + len(roi) // 2])
+
+    def _coordinates(self, axis: int, in_size: int) -> np.ndarray:
+        """The source coordinate of every output index along `axis`."""
+        return source_coordinates(
+            in_size, self.attr("sizes")[axis], self.attr("coordinate_transformation_mode"),
+            self._scale(axis), self._roi(axis),
+        )
+
     def _nearest(self, x: np.ndarray) -> np.ndarray:
         """Gather along every axis with the nearest source indices."""
-        transform = self.attr("coordinate_transformation_mode")
         indices = [
-            nearest_indices(
-                source_coordinates(n_in, n_out, transform, self._scale(axis)), n_in,
-                self.attr("nearest_mode"),
-            )
-            for axis, (n_in, n_out) in enumerate(zip(x.shape, self.attr("sizes"), strict=True))
+            nearest_indices(self._coordinates(axis, n_in), n_in, self.attr("nearest_mode"))
+            for axis, n_in in enumerate(x.shape)
         ]
         return x[np.ix_(*indices)]
 
     def _bilinear(self, x: np.ndarray) -> np.ndarray:
         """Linear interpolation along H, then along W (the result equals bilinear)."""
-        transform = self.attr("coordinate_transformation_mode")
-        out_h, out_w = self.attr("sizes")[2:]
-        coords = source_coordinates(x.shape[2], out_h, transform, self._scale(2))
-        low, high, w = linear_taps(coords, x.shape[2])
+        low, high, w = linear_taps(self._coordinates(2, x.shape[2]), x.shape[2])
         w = w[:, None].astype(x.dtype)
         x = x[:, :, low, :] * (1 - w) + x[:, :, high, :] * w
-        coords = source_coordinates(x.shape[3], out_w, transform, self._scale(3))
-        low, high, w = linear_taps(coords, x.shape[3])
+        low, high, w = linear_taps(self._coordinates(3, x.shape[3]), x.shape[3])
         w = w.astype(x.dtype)
         return x[:, :, :, low] * (1 - w) + x[:, :, :, high] * w
+
+    def _bicubic(self, x: np.ndarray) -> np.ndarray:
+        """Cubic interpolation along H, then along W: four weighted taps per output index
+        of each axis (the result equals bicubic)."""
+        a, exclude = self.attr("cubic_coeff_a"), self.attr("exclude_outside")
+        index, w = cubic_taps(self._coordinates(2, x.shape[2]), x.shape[2], a, exclude)
+        x = np.einsum("nchkw,hk->nchw", x[:, :, index, :], w.astype(x.dtype))
+        index, w = cubic_taps(self._coordinates(3, x.shape[3]), x.shape[3], a, exclude)
+        return np.einsum("nchwk,wk->nchw", x[:, :, :, index], w.astype(x.dtype))
+
+    def _extrapolate(self, out: np.ndarray, in_shape, axes) -> np.ndarray:
+        """"tf_crop_and_resize": `extrapolation_value` wherever the source coordinate of
+        any resized axis lies outside the input."""
+        outside = np.zeros(out.shape, bool)
+        for axis in axes:
+            along = outside_input(self._coordinates(axis, in_shape[axis]), in_shape[axis])
+            outside |= along.reshape([-1 if a == axis else 1 for a in range(out.ndim)])
+        value = np.asarray(self.attr("extrapolation_value")).astype(out.dtype)
+        return np.where(outside, value, out)
 
 
 OPS = [ResizeOp]

@@ -29,11 +29,12 @@ def reshape(ctx: NodeContext, x: Value, shape) -> Value:
 # --------------------------------------------------------------------------------------
 
 
-def _spatial_rank(ctx: NodeContext, x: Value) -> int:
+def _spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2)) -> int:
     rank = x.rank - 2
-    if rank not in (1, 2):
+    if rank not in supported:
+        dims = " and ".join(f"{d}-D" for d in supported)
         raise ctx.error(
-            f"{rank}-D {ctx.op_type} is not supported (tx8c supports 1-D and 2-D); "
+            f"{rank}-D {ctx.op_type} is not supported (tx8c supports {dims}); "
             f"the input has shape {list(x.shape)}"
         )
     return rank
@@ -97,7 +98,7 @@ def convert_pool(ctx: NodeContext) -> Value:
     if ctx.num_outputs > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output of MaxPool is not supported")
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x)
+    rank = _spatial_rank(ctx, x, (1, 2, 3))
     kernel = list(ctx.attr("kernel_shape"))
     strides = list(ctx.attr("strides", [1] * rank))
     dilations = list(ctx.attr("dilations", [1] * rank))
@@ -110,14 +111,10 @@ def convert_pool(ctx: NodeContext) -> Value:
         dilations, pads = _as_2d(dilations, 1), _pads_as_2d(pads)
     attrs = dict(
         mode="max" if ctx.op_type == "MaxPool" else "avg", kernel=kernel, strides=strides,
-        pads=pads, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
+        pads=pads, dilations=dilations, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
     )
-    if ctx.op_type == "MaxPool":
-        attrs["dilations"] = dilations
-    else:
+    if ctx.op_type == "AveragePool":
         attrs["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
-        if any(d != 1 for d in dilations):
-            raise ctx.error("dilated AveragePool is not supported")
     y = ctx.emit(PoolOp, [x], **attrs)
     if rank == 1:
         y = reshape(ctx, y, [y.shape[0], y.shape[1], y.shape[3]])
@@ -127,11 +124,11 @@ def convert_pool(ctx: NodeContext) -> Value:
 @converter("GlobalAveragePool", "GlobalMaxPool")
 def convert_global_pool(ctx: NodeContext) -> Value:
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x)
+    rank = _spatial_rank(ctx, x, (1, 2, 3))
     if rank == 1:
         x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
     mode = "avg" if ctx.op_type == "GlobalAveragePool" else "max"
-    y = ctx.emit(PoolOp, [x], mode=mode, global_pool=True, kernel=[1, 1])
+    y = ctx.emit(PoolOp, [x], mode=mode, global_pool=True, kernel=[1] * max(rank, 2))
     if rank == 1:
         y = reshape(ctx, y, [y.shape[0], y.shape[1], 1])
     return y
@@ -272,29 +269,60 @@ def convert_reduce(ctx: NodeContext) -> Value | None:
 # --------------------------------------------------------------------------------------
 
 
+_RESIZE_MODES = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}
+_RESIZE_COORDINATE_MODES = (
+    "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric",
+    "tf_crop_and_resize",
+)
+
+
 @converter("Resize")
 def convert_resize(ctx: NodeContext) -> Value:
     x = ctx.input(0)
     mode = ctx.attr("mode", "nearest")
-    if mode not in ("nearest", "linear"):
-        raise ctx.error(f"mode '{mode}' is not supported (nearest and linear are)")
+    if mode not in _RESIZE_MODES:
+        raise ctx.error(f"mode '{mode}' is not an ONNX Resize mode (nearest, linear, cubic)")
     if ctx.attr("antialias", 0):
         raise ctx.error("antialias = 1 is not supported")
     coord = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    if coord not in ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"):
+    if coord not in _RESIZE_COORDINATE_MODES:
         raise ctx.error(f"coordinate_transformation_mode '{coord}' is not supported")
     sizes, scales = _resize_sizes(ctx, x)
-    if mode == "linear":
+    if mode != "nearest":
         if x.rank != 4 or list(sizes[:2]) != list(x.shape[:2]):
             raise ctx.error(
-                "linear Resize is supported on rank-4 inputs resizing the last two dims "
-                f"(bilinear); got {list(x.shape)} -> {sizes}"
+                f"{mode} Resize is supported on rank-4 inputs resizing the last two dims "
+                f"({_RESIZE_MODES[mode]}); got {list(x.shape)} -> {sizes}"
             )
+    attrs = {}
+    if coord == "tf_crop_and_resize":
+        attrs["roi"] = _resize_roi(ctx, x)
+        attrs["extrapolation_value"] = ctx.attr("extrapolation_value", 0.0)
+    if mode == "cubic":
+        attrs["cubic_coeff_a"] = ctx.attr("cubic_coeff_a", -0.75)
+        attrs["exclude_outside"] = bool(ctx.attr("exclude_outside", 0))
+    else:
+        attrs["nearest_mode"] = ctx.attr("nearest_mode", "round_prefer_floor")
     return ctx.emit(
-        ResizeOp, [x], mode="bilinear" if mode == "linear" else "nearest", sizes=sizes,
-        coordinate_transformation_mode=coord,
-        nearest_mode=ctx.attr("nearest_mode", "round_prefer_floor"), scales=scales,
+        ResizeOp, [x], mode=_RESIZE_MODES[mode], sizes=sizes,
+        coordinate_transformation_mode=coord, scales=scales, **attrs,
     )
+
+
+def _resize_roi(ctx: NodeContext, x: Value) -> list[float]:
+    """ONNX's roi (input 1) for every axis, starts then ends: an axis outside `axes`
+    keeps [0, 1]."""
+    roi = ctx.optional_const(1)
+    if roi is None or not np.asarray(roi).size:
+        raise ctx.error("coordinate_transformation_mode 'tf_crop_and_resize' needs roi")
+    roi = [float(v) for v in np.asarray(roi).reshape(-1)]
+    axes = [a % x.rank for a in ctx.attr("axes", list(range(x.rank)))]
+    if len(roi) != 2 * len(axes):
+        raise ctx.error(f"roi has {len(roi)} values, expected {2 * len(axes)} (two per axis)")
+    full = [0.0] * x.rank + [1.0] * x.rank
+    for i, axis in enumerate(axes):
+        full[axis], full[axis + x.rank] = roi[i], roi[i + len(axes)]
+    return full
 
 
 def _resize_sizes(ctx: NodeContext, x: Value) -> tuple[list[int], list[float] | None]:

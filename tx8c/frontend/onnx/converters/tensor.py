@@ -161,8 +161,6 @@ def convert_pad(ctx: NodeContext) -> Value:
         axes = ctx.optional_const(3)
         if axes is not None:
             pads = _pads_for_axes(x.rank, _ints(axes), pads)
-    if mode == "wrap":
-        raise ctx.error("mode 'wrap' is not supported (constant, reflect and edge are)")
     if any(p < 0 for p in pads):  # negative pads crop: a Slice, then the positive part
         x = _crop(ctx, x, pads)
         pads = [max(p, 0) for p in pads]
