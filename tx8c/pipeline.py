@@ -67,6 +67,7 @@ def layout_spec(strategy: str) -> list[str]:
     return [
         "layout-init",
         "layout-transmit",
+        f"layout-preset-to-npu{{strategy={strategy}}}",
         f"layout-align-to-npu{{strategy={strategy}}}",
         "layout-align-opt",
     ]

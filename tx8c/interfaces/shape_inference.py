@@ -88,8 +88,9 @@ class ShapeInference:
         with leading 1s to rank 4, permuted, leading 1s dropped down to its own rank; see
         `broadcast_arranged_shape`); every other operand, and every result of another
         rank, stays exactly as it is. Return the attributes to set (Python values, as
-        `Op.make(**attrs)` takes them), {} when none change, or None when no attributes
-        make the op compute the same: the op must then see its original arrangement.
+        `Op.make(**attrs)` takes them; None for an optional attribute that is absent),
+        {} when none change, or None when no attributes make the op compute the same:
+        the op must then see its original arrangement.
 
         Ops whose layout_str lists each operand (Conv: input-weight-result) may also move
         a listed operand to another arrangement (Conv's weight to HWOI); the layout_str

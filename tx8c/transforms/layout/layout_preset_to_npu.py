@@ -47,7 +47,9 @@ Strategies (pass option `strategy`):
   runs original (CNN -> Tensor ops get their original layout back), and any other op
   follows the current arrangement of its first operand that has one (`inferLayout`); a
   multi-input op's other operands are converted to it. The seed does not say which
-  operand a multi-input op follows when they disagree: the first, in operand order.
+  operand a multi-input op follows when they disagree: the first complete one (of the
+  result's shape, as seed 000's V_VS ops follow their complete operand), in operand
+  order; constants have no say (converting them is free).
 - "optimal" (default): the sides of the free ops that minimise the total bytes converted
   at run time, as an s-t minimum cut (`scipy.sparse.csgraph.maximum_flow`). The source S
   is "preset", the sink T "original"; free ops are nodes, fixed ops are S or T themselves.
@@ -146,6 +148,7 @@ RANK = 4
 """CNN layouts name four dims: only rank-4 data are rearranged."""
 
 Perm = tuple[int, ...]
+Shape = tuple[int, ...]
 Arrangement = Perm | None
 """How a value is laid out relative to its original arrangement: None = as it was; for a
 rank-4 value a permutation (physical = original.transpose(perm)); for a lower-rank
@@ -164,6 +167,7 @@ def target_layout(layout: str) -> str:
     return "NHWC" if layout in CNN_FEATURE else "HWOI"
 
 
+@lru_cache(maxsize=64)
 def layout_perm(source: str, target: str) -> Perm:
     """The permutation that turns data laid out as `source` into `target` (same letters)."""
     return tuple(source.index(letter) for letter in target)
@@ -264,7 +268,7 @@ class OpPlan:
         return not self.changes_attrs and not any(self.operands) and not any(self.results)
 
 
-@dataclass
+@dataclass(slots=True)
 class Read:
     """One use of a root value (directly or through a seen-through Transpose)."""
 
@@ -274,7 +278,7 @@ class Read:
     """The root's arrangement the consumer needs when it runs original / preset."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Root:
     """A value that is not a seen-through Transpose: who makes it, who reads it."""
 
@@ -286,8 +290,9 @@ class Root:
     """The arrangement it comes out in when its producer runs preset."""
     nbytes: int
     compile_time: bool
+    layout: str
+    """Its layout before the pass (a graph input's: the one layout-transmit recorded)."""
     reads: list[Read] = field(default_factory=list)
-    layout: str = ""
 
 
 @dataclass
@@ -355,18 +360,18 @@ def transpose_cost(problem: PresetProblem, sides: Sequence[bool]) -> int:
     return total
 
 
-def feature_perm(op: Tx8beOp) -> Perm | None:
+def feature_perm(op: Tx8beOp, shapes: Sequence[Shape], result_shapes: Sequence[Shape]):
     """The permutation that takes the op's CNN data to the NPU's arrangement: its rank-4
     result's layout to NHWC/HWOI, else its first rank-4 CNN data operand's; None when the
     op has no CNN data (Tensor-class data are never rearranged)."""
-    if op.results and len(shape_of(op.results[0])) == RANK:
+    if result_shapes and len(result_shapes[0]) == RANK:
         layout = value_layout(op.results[0])
         return layout_perm(layout, target_layout(layout)) if is_cnn(layout) else None
     for i in data_operand_indices(op):
-        operand = op.operands[i]
-        layout = value_layout(operand)
-        if len(shape_of(operand)) == RANK and is_cnn(layout):
-            return layout_perm(layout, target_layout(layout))
+        if len(shapes[i]) == RANK:
+            layout = value_layout(op.operands[i])
+            if is_cnn(layout):
+                return layout_perm(layout, target_layout(layout))
     return None
 
 
@@ -390,16 +395,14 @@ def _with_attrs(op: Tx8beOp, attrs: dict[str, Any], layout_str: str) -> dict[str
 
 
 def _probe_layout_str(op: Tx8beOp, attrs: dict[str, Any]) -> str:
-    """The layout_str the op's attributes fix once `attrs` are set (Conv's tokens)."""
-    probe = type(op).create(
-        operands=list(op.operands),
-        result_types=[r.type for r in op.results],
-        attributes=_with_attrs(op, attrs, op.layout),
-    )
+    """The layout_str the op's attributes fix once `attrs` are set (Conv's tokens): asked
+    of the op itself with the attributes swapped in for the call."""
+    saved = op.attributes
+    op.attributes = _with_attrs(op, attrs, op.layout)
     try:
-        return probe.initial_layout_str() or op.layout
+        return op.initial_layout_str() or saved["layout_str"].data
     finally:
-        probe.drop_all_references()
+        op.attributes = saved
 
 
 def _attrs_change(op: Tx8beOp, attrs: dict[str, Any]) -> bool:
@@ -412,14 +415,15 @@ def _attrs_change(op: Tx8beOp, attrs: dict[str, Any]) -> bool:
     return False
 
 
-def make_plan(op: Tx8beOp, perm: Perm) -> OpPlan | None:
-    """How `op` runs with its CNN data permuted by `perm`; None when it cannot."""
+def make_plan(
+    op: Tx8beOp, perm: Perm, shapes: Sequence[Shape], result_shapes: Sequence[Shape]
+) -> OpPlan | None:
+    """How `op` (operands and results of these shapes) runs with its CNN data permuted by
+    `perm`; None when it cannot."""
     attrs = op.permute_attributes(perm)
     if attrs is None:
         return None
     tokens = split_layout_str(op.layout)
-    shapes = [shape_of(v) for v in op.operands]
-    result_shapes = [shape_of(r) for r in op.results]
     if len(tokens) > 1:  # per-operand layout_str: the new tokens name each operand's
         layout = _probe_layout_str(op, attrs)
         new = split_layout_str(layout)
@@ -445,7 +449,7 @@ def make_plan(op: Tx8beOp, perm: Perm) -> OpPlan | None:
     return OpPlan(perm, attrs, layout, operands, results, _attrs_change(op, attrs))
 
 
-def _permuted_token(token: str, result_shapes: list[tuple[int, ...]], perm: Perm) -> str:
+def _permuted_token(token: str, result_shapes: Sequence[Shape], perm: Perm) -> str:
     """A one-token layout_str once the op's rank-4 result is permuted."""
     if not result_shapes or len(result_shapes[0]) != RANK:
         return token
@@ -472,33 +476,35 @@ class _Builder:
     def build(self) -> PresetProblem:
         problem = self.problem
         for arg in problem.block.args:
-            self._add_root(arg, ORIGINAL, None, compile_time=False)
+            self._add_root(arg, shape_of(arg), ORIGINAL, None, compile_time=False)
         for op in problem.block.ops:
             if _is_seen_through(op):
                 self._add_view(op)
                 continue
-            node = self._classify(op)
+            shapes = [shape_of(v) for v in op.operands]
+            result_shapes = [shape_of(r) for r in op.results]
+            compile_time = is_compile_time(op)
+            node = self._classify(op, shapes, result_shapes, compile_time)
             problem.op_node[op] = node
             plan = problem.plans.get(op)
             for i, result in enumerate(op.results):
-                alt = plan.results[i] if plan is not None and node != ORIGINAL else None
-                self._add_root(result, node, alt, is_compile_time(op))
+                alt = plan.results[i] if plan is not None else None
+                self._add_root(result, result_shapes[i], node, alt, compile_time)
             for i, operand in enumerate(op.operands):
                 root, arrangement = problem.resolve(operand)
                 need = problem.needs(op, i, arrangement)
                 problem.roots[root].reads.append(Read(node, need))
         return problem
 
-    def _add_root(self, value: SSAValue, node: int, alt: Arrangement, compile_time: bool):
+    def _add_root(
+        self, value: SSAValue, shape: Shape, node: int, alt: Arrangement, compile_time: bool
+    ) -> None:
         layout = (
             self.input_layouts[value.index] if isinstance(value, BlockArgument)
             else value_layout(value)
         )
-        shape = shape_of(value)
         size = 0 if compile_time else nbytes(value, shape)
-        self.problem.roots[value] = Root(
-            value, shape, node, alt, size, compile_time, layout=layout
-        )
+        self.problem.roots[value] = Root(value, shape, node, alt, size, compile_time, layout)
 
     def _add_view(self, op: TransposeOp) -> None:
         root, arrangement = self.problem.resolve(op.operands[0])
@@ -507,14 +513,16 @@ class _Builder:
         self.problem.view_ops.append(op)
         self.problem.view_layouts.setdefault((root, view), value_layout(op.results[0]))
 
-    def _classify(self, op: Operation) -> int:
+    def _classify(
+        self, op: Operation, shapes: list[Shape], result_shapes: list[Shape], constant: bool
+    ) -> int:
         """The op's node: PRESET, ORIGINAL or a new variable; records its plan."""
-        if not isinstance(op, Tx8beOp) or is_compile_time(op):
+        if not isinstance(op, Tx8beOp) or constant:
             return ORIGINAL
-        perm = feature_perm(op)
+        perm = feature_perm(op, shapes, result_shapes)
         if perm is None:
             return ORIGINAL
-        plan = make_plan(op, perm)
+        plan = make_plan(op, perm, shapes, result_shapes)
         if plan is None:
             self.problem.unpresettable += op.query_op_attr().need_preset_to_npu
             return ORIGINAL
@@ -550,8 +558,13 @@ def solve_greedy(problem: PresetProblem) -> list[bool]:
 
 
 def _follows_preset(problem: PresetProblem, op: Operation, sides: list[bool]) -> bool:
-    for i, operand in enumerate(op.operands):
-        root_value, arrangement = problem.resolve(operand)
+    """Whether `op` follows its first operand that has a say: complete operands (of the
+    result's shape) before broadcast ones (seed 000's V_VS rule: follow the complete
+    operand), in operand order; constants have none (converting them is free)."""
+    out = shape_of(op.results[0]) if op.results else None
+    order = sorted(range(len(op.operands)), key=lambda i: shape_of(op.operands[i]) != out)
+    for i in order:
+        root_value, arrangement = problem.resolve(op.operands[i])
         root = problem.roots[root_value]
         original, preset = problem.needs(op, i, arrangement)
         if original == preset or root.compile_time:
@@ -732,14 +745,16 @@ class PresetStats:
 
 
 class _Rewriter:
-    """Applies a choice of sides: rebuilds the preset ops, inserts the conversions (one per
-    value and arrangement, right after the value's definition), erases what is left."""
+    """Applies a choice of sides in one walk in block order: preset ops are changed in
+    place, each operand gets the arrangement its reader needs (one conversion per value
+    and arrangement, right after the value's definition, shared by all its readers), and
+    the seen-through Transposes and constants nobody reads any more are erased."""
 
     def __init__(self, problem: PresetProblem, sides: Sequence[bool]):
         self.problem = problem
         self.sides = sides
         self.now: dict[SSAValue, SSAValue] = {}
-        """Root -> the value that holds it now (a rebuilt op's result)."""
+        """Root -> the value that holds it now (a preset op's result of a new type)."""
         self.converted: dict[tuple[SSAValue, Arrangement], SSAValue] = {}
         self.stats = PresetStats(unpresettable=problem.unpresettable)
         self.reusable = {  # existing Transposes of run-time values, to keep where they fit
