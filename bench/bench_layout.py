@@ -10,15 +10,14 @@
 3. For every bundled example and exported model, with `greedy` and with `optimal`: the
    ChannelNorms and Transposes inserted (count, MB).
 
-Python's cyclic garbage collector is frozen while a pass runs (gc.freeze): the IR is
-millions of long-lived objects and full collections would otherwise make big graphs look
-superlinear; tx8c's compile does the same.
+Python's cyclic garbage collector is paused while the passes run (`pipeline.gc_paused`,
+as `tx8c compile` does): the IR is millions of long-lived objects and full collections
+would otherwise make big graphs look superlinear.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from pathlib import Path
@@ -43,7 +42,7 @@ from tx8c.dialect.ops.reduce_pool import PoolOp  # noqa: E402
 from tx8c.dialect.types import tensor  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.passes import available_passes  # noqa: E402
-from tx8c.pipeline import layout_spec, midend_spec  # noqa: E402
+from tx8c.pipeline import gc_paused, layout_spec, midend_spec  # noqa: E402
 from tx8c.transforms.layout.layout_align_to_npu import read_layout_stats  # noqa: E402
 
 C, H, W = 16, 8, 8
@@ -98,15 +97,11 @@ class SyntheticGraph:
 def run_passes(module: ModuleOp, spec: list[str]) -> float:
     passes = PassPipeline.parse_spec(available_passes(), ",".join(spec)).passes
     ctx = make_context()
-    gc.collect()
-    gc.freeze()
-    try:
+    with gc_paused():
         start = time.perf_counter()
         for p in passes:
             p.apply(ctx, module)
         return time.perf_counter() - start
-    finally:
-        gc.unfreeze()
 
 
 def bench_synthetic(sizes: list[int]) -> None:
