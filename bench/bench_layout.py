@@ -43,7 +43,7 @@ from tx8c.dialect.types import tensor  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.passes import available_passes  # noqa: E402
 from tx8c.pipeline import gc_paused, layout_spec, midend_spec  # noqa: E402
-from tx8c.transforms.layout.layout_align_to_npu import read_layout_stats  # noqa: E402
+from tx8c.transforms.layout.common import read_layout_stats  # noqa: E402
 
 C, H, W = 16, 8, 8
 

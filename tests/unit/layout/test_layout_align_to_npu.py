@@ -32,11 +32,11 @@ from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.sim.reference import run_reference
 from tx8c.target.mem_layout import byte_size, pack
+from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_align_to_npu import (
     _CAPACITY_LIMIT,
     LayoutAlignToNpuPass,
     _int32_capacities,
-    read_layout_stats,
 )
 
 STRATEGIES = ("greedy", "optimal")

@@ -44,7 +44,7 @@ from tx8c.dialect.attrs import DevAttr
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.target.mem_layout import byte_size
-from tx8c.transforms.layout.layout_align_to_npu import is_compile_time, record_layout_stats
+from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
 
 
 @dataclass

@@ -102,7 +102,7 @@ seed's BOTH ops without a decided parent are resolved as above rather than left 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -111,7 +111,7 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 
@@ -120,12 +120,11 @@ from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.errors import Tx8Error
-from tx8c.interfaces import Engine
 from tx8c.target.mem_layout import byte_size
+from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
 from tx8c.transforms.layout.layout_transmit import input_layouts
 
 STRATEGIES = ("greedy", "optimal")
-STATS_ATTR = "tx8c.layout_stats"
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
 
@@ -135,43 +134,6 @@ NALIGN_SIDE = -2
 """Node of everything fixed to NALIGN (the sink of the cut)."""
 _MODE_OF_SIDE = {ALIGN_SIDE: AlignMode.ALIGN, NALIGN_SIDE: AlignMode.NALIGN}
 _CAPACITY_LIMIT = 2**30  # int32 capacities, with room for the infinite edges
-
-
-# --------------------------------------------------------------------------------------
-# Statistics (read by the CLI for report.json)
-# --------------------------------------------------------------------------------------
-
-
-def record_layout_stats(module: ModuleOp, pass_name: str, stats: Mapping[str, int | str]):
-    """Store `stats` under `pass_name` in the module attribute `tx8c.layout_stats`.
-
-    The attribute is a dictionary of dictionaries of ints and strings, so it survives
-    printing and parsing (`tx8c-opt` pipelines); a pass that runs again overwrites its own
-    entry and keeps the others'.
-    """
-    current = module.attributes.get(STATS_ATTR)
-    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
-    entries[pass_name] = DictionaryAttr(
-        {
-            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
-            for key, value in stats.items()
-        }
-    )
-    module.attributes[STATS_ATTR] = DictionaryAttr(entries)
-
-
-def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
-    """The layout statistics recorded in `module`, as plain Python values ({} if none)."""
-    current = module.attributes.get(STATS_ATTR)
-    if not isinstance(current, DictionaryAttr):
-        return {}
-    return {
-        name: {
-            key: value.data if isinstance(value, StringAttr) else value.value.data
-            for key, value in entry.data.items()
-        }
-        for name, entry in current.data.items()
-    }
 
 
 # --------------------------------------------------------------------------------------
@@ -217,14 +179,6 @@ class AlignProblem:
         if isinstance(consumer, ChannelNormOp):
             return ALIGN_SIDE if node == NALIGN_SIDE else NALIGN_SIDE
         return node
-
-
-def is_compile_time(op: Operation) -> bool:
-    """A value known when the program is built (tx8be.Constant): no operands, no engine."""
-    return (
-        isinstance(op, Tx8beOp) and not op.operands
-        and op.query_op_attr().engine == Engine.NONE
-    )
 
 
 def _side(mode: AlignMode) -> int:

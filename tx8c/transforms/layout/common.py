@@ -1,0 +1,54 @@
+"""What the layout passes share: their statistics in the module, and which ops are
+known at compile time (their conversions are free)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Operation
+
+from tx8c.dialect.base import Tx8beOp
+from tx8c.interfaces import Engine
+
+STATS_ATTR = "tx8c.layout_stats"
+
+
+def record_layout_stats(module: ModuleOp, pass_name: str, stats: Mapping[str, int | str]):
+    """Store `stats` under `pass_name` in the module attribute `tx8c.layout_stats`.
+
+    The attribute is a dictionary of dictionaries of ints and strings, so it survives
+    printing and parsing (`tx8c-opt` pipelines); a pass that runs again overwrites its own
+    entry and keeps the others'.
+    """
+    current = module.attributes.get(STATS_ATTR)
+    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
+    entries[pass_name] = DictionaryAttr(
+        {
+            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
+            for key, value in stats.items()
+        }
+    )
+    module.attributes[STATS_ATTR] = DictionaryAttr(entries)
+
+
+def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
+    """The layout statistics recorded in `module`, as plain Python values ({} if none)."""
+    current = module.attributes.get(STATS_ATTR)
+    if not isinstance(current, DictionaryAttr):
+        return {}
+    return {
+        name: {
+            key: value.data if isinstance(value, StringAttr) else value.value.data
+            for key, value in entry.data.items()
+        }
+        for name, entry in current.data.items()
+    }
+
+
+def is_compile_time(op: Operation) -> bool:
+    """A value known when the program is built (tx8be.Constant): no operands, no engine."""
+    return (
+        isinstance(op, Tx8beOp) and not op.operands
+        and op.query_op_attr().engine == Engine.NONE
+    )
