@@ -137,7 +137,7 @@ from tx8c.interfaces.shape_inference import (
     shape_of,
     unchanged_by,
 )
-from tx8c.transforms.layout.layout_align_to_npu import is_compile_time, record_layout_stats
+from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
 
 STRATEGIES = ("greedy", "optimal")
 PRESET = -1
