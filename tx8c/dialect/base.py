@@ -189,6 +189,9 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = None
     """Operands checked against DTYPES and required to share one dtype; None = all."""
     ATTR_KINDS: ClassVar[dict[str, str]] = {}
+    MEMORY_OP: ClassVar[bool] = False
+    """Moves or converts data between memories or layouts (DMA, ChannelNorm, LoadConst):
+    its values are its input's (or a loaded constant), so it is never folded or merged."""
 
     inputs = var_operand_def(AnyTensorType)
     outputs = var_result_def(AnyTensorType)

@@ -136,6 +136,7 @@ class LoadConstOp(Tx8beOp):
     """
 
     name = "tx8be.LoadConst"
+    MEMORY_OP: ClassVar[bool] = True
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     const_id = int_attr()
     bypass_codegen = bool_attr(optional=True)
@@ -222,6 +223,7 @@ class ChannelNormOp(_IdentityOp):
     """
 
     name = "tx8be.ChannelNorm"
+    MEMORY_OP: ClassVar[bool] = True
     direction = bool_attr()
 
     def output_align_mode(self) -> AlignMode:
@@ -241,6 +243,7 @@ class LoadVarOp(_IdentityOp):
     """
 
     name = "tx8be.LoadVar"
+    MEMORY_OP: ClassVar[bool] = True
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
@@ -255,6 +258,7 @@ class StoreVarOp(_IdentityOp):
     """
 
     name = "tx8be.StoreVar"
+    MEMORY_OP: ClassVar[bool] = True
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)

@@ -57,6 +57,8 @@ class BinaryOp(Tx8beOp):
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
     RESULT_BOOL: ClassVar[bool] = False
     """Comparisons give i1 whatever their operand type."""
+    COMMUTATIVE: ClassVar[bool] = False
+    """op(a, b) == op(b, a): rewrites may swap the operands."""
 
     def infer_shapes(self) -> list[TensorType]:
         lhs, rhs = self.input_types()
@@ -110,7 +112,10 @@ class BinaryOp(Tx8beOp):
         return [np.asarray(self.apply(a, b))]
 
 
-def _binary(name: str, fn: Callable, dtypes=NUMERIC, result_bool: bool = False):
+def _binary(
+    name: str, fn: Callable, dtypes=NUMERIC, result_bool: bool = False,
+    commutative: bool = False,
+):
     """Define a binary op class from its numpy function."""
 
     def apply(self, a, b):
@@ -123,9 +128,12 @@ def _binary(name: str, fn: Callable, dtypes=NUMERIC, result_bool: bool = False):
             "name": f"tx8be.{name}",
             "DTYPES": dtypes,
             "RESULT_BOOL": result_bool,
+            "COMMUTATIVE": commutative,
             "apply": apply,
             "__doc__": f"Element-wise {name} with numpy broadcasting.",
-            "__annotations__": {"DTYPES": ClassVar, "RESULT_BOOL": ClassVar},
+            "__annotations__": {
+                "DTYPES": ClassVar, "RESULT_BOOL": ClassVar, "COMMUTATIVE": ClassVar,
+            },
         },
     )
     return _op(cls)
@@ -145,20 +153,20 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.power(a, b.astype(a.dtype))
 
 
-AddOp = _binary("Add", np.add)
+AddOp = _binary("Add", np.add, commutative=True)
 SubOp = _binary("Sub", np.subtract)
-MulOp = _binary("Mul", np.multiply)
+MulOp = _binary("Mul", np.multiply, commutative=True)
 DivOp = _binary("Div", _int_div)
-MaxOp = _binary("Max", np.maximum)
-MinOp = _binary("Min", np.minimum)
+MaxOp = _binary("Max", np.maximum, commutative=True)
+MinOp = _binary("Min", np.minimum, commutative=True)
 PowOp = _binary("Pow", _pow)
-EqualOp = _binary("Equal", np.equal, ALL_DTYPES, True)
+EqualOp = _binary("Equal", np.equal, ALL_DTYPES, True, commutative=True)
 LessOp = _binary("Less", np.less, NUMERIC, True)
 LessOrEqualOp = _binary("LessOrEqual", np.less_equal, NUMERIC, True)
 GreaterOp = _binary("Greater", np.greater, NUMERIC, True)
 GreaterOrEqualOp = _binary("GreaterOrEqual", np.greater_equal, NUMERIC, True)
-AndOp = _binary("And", np.logical_and, BOOLS)
-OrOp = _binary("Or", np.logical_or, BOOLS)
+AndOp = _binary("And", np.logical_and, BOOLS, commutative=True)
+OrOp = _binary("Or", np.logical_or, BOOLS, commutative=True)
 
 BINARY_OPS = [
     AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, EqualOp, LessOp, LessOrEqualOp,

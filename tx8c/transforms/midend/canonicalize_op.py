@@ -58,8 +58,6 @@ from tx8c.errors import Tx8Error
 from tx8c.transforms.midend.fold_constant import defining_constant, erase_if_unused
 
 BIAS_MODES = ("split", "fuse")
-COMMUTATIVE = (AddOp, MulOp)
-"""The binary ops whose operands are swapped to put a constant second."""
 BIAS_OPS = (ConvOp, GemmOp)
 """The ops with a `bias` operand that is added after the product."""
 
@@ -232,7 +230,7 @@ def canonicalize_ops(module: ModuleOp, bias_mode: str = "split") -> None:
         if bias_mode == "split":
             if isinstance(op, BIAS_OPS) and op.operand_named("bias") is not None:
                 split_bias(op)
-            elif isinstance(op, COMMUTATIVE):
+            elif getattr(op, "COMMUTATIVE", False):  # put the constant second
                 constant_second(op)
         elif isinstance(op, AddOp):
             fuse_bias(op)

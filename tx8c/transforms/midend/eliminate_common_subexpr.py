@@ -51,16 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.ops.backend import (
-    ChannelNormOp,
-    GroupOp,
-    LoadConstOp,
-    LoadVarOp,
-    StoreVarOp,
-)
 from tx8c.dialect.types import to_numpy_dtype
-
-_NEVER_MERGED = (ChannelNormOp, LoadVarOp, StoreVarOp, LoadConstOp, GroupOp)
 
 
 def dense_key(attr: DenseIntOrFPElementsAttr) -> Hashable:
@@ -84,7 +75,7 @@ def _attr_key(value: Attribute) -> Hashable:
 
 def op_key(op: Operation) -> Hashable | None:
     """What makes two ops compute the same value; None for ops never merged."""
-    if not isinstance(op, Tx8beOp) or isinstance(op, _NEVER_MERGED):
+    if not isinstance(op, Tx8beOp) or op.MEMORY_OP:
         return None
     if op.regions or not op.results:
         return None

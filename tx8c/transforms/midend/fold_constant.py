@@ -47,19 +47,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops.backend import (
-    ChannelNormOp,
     ConstantOp,
-    GroupOp,
-    LoadConstOp,
-    LoadVarOp,
-    StoreVarOp,
 )
 from tx8c.errors import Tx8ComputeError, Tx8Error
 from tx8c.sim.reference import evaluate
 
 DEFAULT_MAX_ELEMENTS = 1 << 22
 
-_NEVER_FOLDED = (ChannelNormOp, LoadVarOp, StoreVarOp, LoadConstOp, GroupOp)
 """Ops whose compute does not capture their effect (memory moves) or that have none."""
 
 
@@ -104,7 +98,7 @@ class ConstantFolder:
         erase_if_unused(self.inputs_of_folded)
 
     def can_fold(self, op: Operation) -> bool:
-        if not isinstance(op, Tx8beOp) or isinstance(op, (ConstantOp, *_NEVER_FOLDED)):
+        if not isinstance(op, Tx8beOp) or isinstance(op, ConstantOp) or op.MEMORY_OP:
             return False
         if op.regions or not op.operands or not op.results:
             return False
