@@ -101,7 +101,7 @@ func.func @resize_bilinear_channels(%x: tensor<1x3x4x6xf32>) -> tensor<1x6x8x12x
   %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 6, 8, 12>} : (tensor<1x3x4x6xf32>) -> tensor<1x6x8x12xf32>
   func.return %0 : tensor<1x6x8x12xf32>
 }
-// CHECK: 'tx8be.Resize' op mode "bilinear" resizes H and W only: sizes [1, 6, 8, 12] must keep N and C of the input [1, 3, 4, 6]
+// CHECK: 'tx8be.Resize' op mode "bilinear" resizes H and W only: sizes [1, 6, 8, 12] must keep N and C of the NCHW input [1, 3, 4, 6]
 
 // -----
 
@@ -118,3 +118,35 @@ func.func @resize_result(%x: tensor<1x3x4x6xf32>) -> tensor<1x3x8x8xf32> {
   func.return %0 : tensor<1x3x8x8xf32>
 }
 // CHECK: 'tx8be.Resize' op result #0 has type tensor<1x3x8x8xf32> but its operands and attributes give tensor<1x3x8x12xf32>
+
+// -----
+
+func.func @resize_data_format(%x: tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32> {
+  %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 8, 12, 3>, data_format = "NWHC"} : (tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32>
+  func.return %0 : tensor<1x8x12x3xf32>
+}
+// CHECK: 'tx8be.Resize' op data_format must be one of NCHW, NHWC, got "NWHC"
+
+// -----
+
+func.func @resize_nhwc_channels(%x: tensor<1x4x6x3xf32>) -> tensor<1x8x12x6xf32> {
+  %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 8, 12, 6>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x8x12x6xf32>
+  func.return %0 : tensor<1x8x12x6xf32>
+}
+// CHECK: 'tx8be.Resize' op mode "bilinear" resizes H and W only: sizes [1, 8, 12, 6] must keep N and C of the NHWC input [1, 4, 6, 3]
+
+// -----
+
+func.func @resize_nhwc_roi_channels(%x: tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32> {
+  %0 = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 1, 8, 12, 3>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 1.0>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32>
+  func.return %0 : tensor<1x8x12x3xf32>
+}
+// CHECK: 'tx8be.Resize' op mode "bicubic" resizes H and W only: roi [0.0, 0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 1.0] must be [0, 1] on N and C
+
+// -----
+
+func.func @resize_nhwc_rank(%x: tensor<4x6x3xf32>) -> tensor<8x12x3xf32> {
+  %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 8, 12, 3>, data_format = "NHWC"} : (tensor<4x6x3xf32>) -> tensor<8x12x3xf32>
+  func.return %0 : tensor<8x12x3xf32>
+}
+// CHECK: 'tx8be.Resize' op mode "bilinear" needs a rank-4 NHWC input, got rank 3

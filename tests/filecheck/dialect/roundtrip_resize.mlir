@@ -32,3 +32,15 @@ func.func @resize_opset19(%x: tensor<1x3x4x6xf32>, %i: tensor<2x5x4xi8>) -> tens
   %4 = tx8be.Resize %i {mode = "nearest", sizes = array<i64: 4, 5, 2>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.5, 0.0, 0.0, 1.0, 1.0, 1.0>, nearest_mode = "floor"} : (tensor<2x5x4xi8>) -> tensor<4x5x2xi8>
   func.return %4 : tensor<4x5x2xi8>
 }
+
+func.func @resize_nhwc(%x: tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32> {
+  // CHECK-LABEL: func.func @resize_nhwc
+  // CHECK-NEXT:  %{{.*}} = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 8, 12, 3>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32>
+  // CHECK-NEXT:  %{{.*}} = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 1, 5, 5, 3>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.000000e+00, 1.000000e-01, -2.000000e-01, 0.000000e+00, 1.000000e+00, 9.000000e-01, 1.100000e+00, 1.000000e+00>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x5x5x3xf32>
+  // The default data_format is not printed
+  // CHECK-NEXT:  %{{.*}} = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 4, 6, 3>} : (tensor<1x4x6x3xf32>) -> tensor<1x4x6x3xf32>
+  %0 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 8, 12, 3>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x8x12x3xf32>
+  %1 = tx8be.Resize %x {mode = "bicubic", sizes = array<i64: 1, 5, 5, 3>, coordinate_transformation_mode = "tf_crop_and_resize", roi = array<f64: 0.0, 0.1, -0.2, 0.0, 1.0, 0.9, 1.1, 1.0>, data_format = "NHWC"} : (tensor<1x4x6x3xf32>) -> tensor<1x5x5x3xf32>
+  %2 = tx8be.Resize %x {mode = "bilinear", sizes = array<i64: 1, 4, 6, 3>, data_format = "NCHW"} : (tensor<1x4x6x3xf32>) -> tensor<1x4x6x3xf32>
+  func.return %0 : tensor<1x8x12x3xf32>
+}

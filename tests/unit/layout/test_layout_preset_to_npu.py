@@ -36,7 +36,7 @@ from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.interfaces.shape_inference import ShapeInference
 from tx8c.sim.reference import run_reference
-from tx8c.transforms.layout.layout_align_to_npu import read_layout_stats
+from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_init import LayoutInitPass
 from tx8c.transforms.layout.layout_preset_to_npu import (
     LayoutPresetToNpuPass,
@@ -296,7 +296,7 @@ CONTRACT = [
     ("resize_nearest", rs.ResizeOp, [_f(1, 4, 5, 6)],
      {"mode": "nearest", "sizes": (1, 4, 8, 3), "scales": (1.0, 1.0, 1.6, 0.5)}, NHWC, True),
     ("resize_bilinear_nhwc", rs.ResizeOp, [_f(1, 4, 5, 6)],
-     {"mode": "bilinear", "sizes": (1, 4, 8, 3)}, NHWC, False),
+     {"mode": "bilinear", "sizes": (1, 4, 8, 3)}, NHWC, True),
     ("resize_bilinear_swap_hw", rs.ResizeOp, [_f(1, 4, 5, 6)],
      {"mode": "bilinear", "sizes": (1, 4, 8, 3)}, (0, 1, 3, 2), True),
     ("channel_norm", be.ChannelNormOp, [_f(1, 4, 5, 6)], {"direction": True}, NHWC, True),
@@ -549,14 +549,21 @@ def test_greedy_follows_the_first_operand_optimal_does_not() -> None:
     assert stats(optimal)["transpose_bytes"] < stats(greedy)["transpose_bytes"]
 
 
-def test_bilinear_resize_keeps_nchw_and_is_counted() -> None:
+def test_bilinear_resize_runs_nhwc() -> None:
+    """A bilinear Resize needs the preset: it takes data_format "NHWC" (its sizes
+    permuted) and runs on NHWC data, with the same values as before the pass."""
     g = Graph(X)
-    r = g.add(rs.ResizeOp, g.args[0], mode="bilinear", sizes=(1, 4, 12, 12))
+    r = g.add(rs.ResizeOp, g.args[0], mode="bilinear", sizes=(1, 4, 12, 9))
     module = transmit(g.module(g.add(cg.ConvOp, r, g.const(_f(4, 4, 1, 1)))))
+    inputs = random_inputs(module)
+    before = run_reference(module, inputs)
     preset(module)
     resize = next(op for op in block_of(module).ops if isinstance(op, rs.ResizeOp))
-    assert resize.layout == "NCHW" and resize.operands[0] is block_of(module).args[0]
-    assert stats(module)["unpresettable"] == 1
+    assert resize.attr("data_format") == "NHWC" and resize.attr("sizes") == (1, 12, 9, 4)
+    assert tuple(resize.operands[0].type.get_shape()) == (1, 6, 6, 4)
+    assert resize.layout == "NHWC"
+    assert stats(module)["unpresettable"] == 0
+    assert_same(before, run_reference(module, inputs))
 
 
 def test_cost_scaling_keeps_huge_tensors_exact() -> None:

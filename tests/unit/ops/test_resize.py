@@ -266,7 +266,70 @@ def test_permute_attributes_moves_roi_with_the_axes() -> None:
     new = op.permute_attributes((0, 2, 3, 1))
     assert new["sizes"] == (1, 6, 5, 3)
     assert new["roi"] == (0, 0.1, 0.2, 0, 1, 0.8, 0.9, 1)
-    cubic = single_op_module(ResizeOp, [x], mode="bicubic", sizes=[1, 3, 6, 5])
+    assert "data_format" not in new  # nearest resizes any axis: no H and W to name
+    cubic = single_op_module(ResizeOp, [x], mode="bicubic", sizes=[1, 3, 6, 5],
+                             scales=[1, 1, 1.5, 1])
     op = next(o for o in cubic.walk() if isinstance(o, ResizeOp))
-    assert op.permute_attributes((0, 2, 3, 1)) is None
-    assert op.permute_attributes((1, 0, 3, 2))["sizes"] == (3, 1, 5, 6)
+    nhwc = op.permute_attributes((0, 2, 3, 1))
+    assert nhwc["data_format"] == "NHWC" and nhwc["sizes"] == (1, 6, 5, 3)
+    assert nhwc["scales"] == (1, 1.5, 1, 1)
+    swapped = op.permute_attributes((1, 0, 3, 2))  # H and W stay on axes 2 and 3
+    assert swapped["data_format"] == "NCHW" and swapped["sizes"] == (3, 1, 5, 6)
+    assert op.permute_attributes((0, 2, 1, 3)) is None  # H on axis 1, W on axis 3
+
+
+def test_permute_attributes_nhwc_back_to_nchw() -> None:
+    x = np.zeros((1, 4, 5, 3), np.float32)  # NHWC
+    module = single_op_module(ResizeOp, [x], mode="bilinear", sizes=[1, 8, 10, 3],
+                              data_format="NHWC",
+                              coordinate_transformation_mode="tf_crop_and_resize",
+                              roi=[0, 0.1, 0.2, 0, 1, 0.8, 0.9, 1])
+    op = next(o for o in module.walk() if isinstance(o, ResizeOp))
+    back = op.permute_attributes((0, 3, 1, 2))
+    assert back["data_format"] == "NCHW" and back["sizes"] == (1, 3, 8, 10)
+    assert back["roi"] == (0, 0, 0.1, 0.2, 1, 1, 0.8, 0.9)
+    assert op.permute_attributes((0, 2, 3, 1)) is None  # H and W would land on 3 and 1
+
+
+NHWC_CASES = [
+    resize_case("bilinear", 20, (1, 1, 1.6, 2.3), "half_pixel"),
+    resize_case("bilinear", 21, (1, 1, 0.5, 1.5), "align_corners"),
+    resize19_case("bilinear", 22, (1, 1, 2.3, 0.6), "half_pixel_symmetric", use_scales=True),
+    resize19_case("bilinear", 23, (1, 1, 2, 1.5), "tf_crop_and_resize",
+                  roi=(0, 0, -0.3, 0.4, 1, 1, 0.8, 1.5), extrapolation_value=-4.5),
+    resize19_case("bicubic", 24, (1, 1, 2, 0.5), "asymmetric", use_scales=True),
+    resize19_case("bicubic", 25, (1, 1, 2.3, 0.7), "half_pixel", cubic_coeff_a=-0.5,
+                  exclude_outside=True),
+    resize19_case("bicubic", 26, (1, 1, 1.3, 2), "tf_crop_and_resize",
+                  roi=(0, 0, 0.1, -0.2, 1, 1, 1.2, 0.8), extrapolation_value=3.0),
+]
+
+
+def to_nhwc(values, rank: int = 4) -> list:
+    """Per-axis values (or roi: starts then ends) from NCHW order to NHWC."""
+    values = list(values)
+    if len(values) == 2 * rank:
+        return to_nhwc(values[:rank]) + to_nhwc(values[rank:])
+    return [values[p] for p in (0, 2, 3, 1)]
+
+
+@pytest.mark.parametrize(
+    "case", NHWC_CASES,
+    ids=[f"{c.attrs['mode']}-{c.attrs['coordinate_transformation_mode']}-{i}"
+         for i, c in enumerate(NHWC_CASES)],
+)
+def test_nhwc_is_the_nchw_result_transposed(case: OnnxCase) -> None:
+    """data_format "NHWC" on the NHWC input gives onnxruntime's result on the NCHW input,
+    transposed to NHWC."""
+    (expected,) = run_onnx(case)
+    attrs = dict(case.attrs, data_format="NHWC")
+    for name in ("sizes", "scales", "roi"):
+        if name in attrs:
+            attrs[name] = to_nhwc(attrs[name])
+    x = np.transpose(case.inputs[0], (0, 2, 3, 1))
+    (got,) = run_op(ResizeOp, [x], **attrs)
+    np.testing.assert_allclose(got, np.transpose(expected, (0, 2, 3, 1)), rtol=1e-5,
+                               atol=1e-5)
+    nhwc_case = OnnxCase(ResizeOp, [x], attrs, case.nodes, initializers=case.initializers,
+                         opset=case.opset)
+    check_shapes(nhwc_case)

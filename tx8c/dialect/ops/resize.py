@@ -3,7 +3,9 @@
 Resize runs on the CT engine on compact or channel-aligned data alike (BOTH). Seed 002
 lists "bilinear" among the ops that need NHWC features, so a bilinear Resize asks for
 preset; a nearest Resize is a gather along each axis and does not, and neither does a
-bicubic one (the seed does not list it).
+bicubic one (the seed does not list it). `data_format` says where a bilinear or bicubic
+Resize finds H and W (NCHW: axes 2 and 3; NHWC: axes 1 and 2), so `layout-preset-to-npu`
+can run it on NHWC data.
 
 Layout (seed 001): Resize keeps the rank, and the layout, of its input.
 
@@ -47,7 +49,9 @@ from tx8c.interfaces.shape_inference import (
 
 _MODES = ("nearest", "bilinear", "bicubic")
 _SPATIAL_MODES = ("bilinear", "bicubic")
-"""The modes that interpolate H and W (axes 2 and 3 of a rank-4 NCHW input) only."""
+"""The modes that interpolate H and W (the spatial axes of `data_format`) only."""
+_SPATIAL_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
+"""The axes (H, W) of each `data_format`; the other two are N and C."""
 _COORDINATE_MODES = (
     "half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric",
     "tf_crop_and_resize",
@@ -155,9 +159,11 @@ def cubic_taps(
 class ResizeOp(Tx8beOp):
     """Resize of `input` to the shape `sizes`.
 
-    - `mode`: "nearest" (any axis may change size), "bilinear" or "bicubic" (rank-4 NCHW
-      input; they interpolate over H and W, the last two axes, which are the only ones
-      that change);
+    - `mode`: "nearest" (any axis may change size), "bilinear" or "bicubic" (rank-4
+      input; they interpolate over H and W, the only axes that change);
+    - `data_format`: "NCHW" (default) or "NHWC", where "bilinear" and "bicubic" find H
+      and W (axes 2 and 3, or 1 and 2; the other two axes are resized by neither);
+      ignored by "nearest";
     - `sizes`: the output shape, every axis (the importer turns ONNX scales into sizes);
     - `scales` (optional): the model's scale per axis when it gave ONNX `scales`; source
       coordinates then use it, as ONNX does, instead of sizes / input shape (they differ
@@ -190,6 +196,7 @@ class ResizeOp(Tx8beOp):
     exclude_outside = bool_attr(False)
     roi = floats_attr(optional=True)
     extrapolation_value = float_attr(0.0)
+    data_format = str_attr("NCHW")
 
     def verify_op(self) -> None:
         self._verify_choices()
@@ -214,6 +221,7 @@ class ResizeOp(Tx8beOp):
             ("mode", _MODES),
             ("coordinate_transformation_mode", _COORDINATE_MODES),
             ("nearest_mode", _NEAREST_MODES),
+            ("data_format", tuple(_SPATIAL_AXES)),
         ):
             value = self.attr(name)
             if value not in choices:
@@ -239,21 +247,33 @@ class ResizeOp(Tx8beOp):
         dtype = short_name(self.operands[0].type.get_element_type())
         if dtype not in FLOATS:
             raise self.fail(f"mode \"{mode}\" needs a float element type, got {dtype}")
+        fmt = self.attr("data_format")
         if len(shape) != 4:
-            raise self.fail(f"mode \"{mode}\" needs a rank-4 NCHW input, got rank {len(shape)}")
-        if sizes[:2] != shape[:2]:
+            raise self.fail(f"mode \"{mode}\" needs a rank-4 {fmt} input, got rank {len(shape)}")
+        others = self._other_axes()
+        if any(sizes[axis] != shape[axis] for axis in others):
             raise self.fail(
                 f"mode \"{mode}\" resizes H and W only: sizes {sizes} must keep N and C "
-                f"of the input {shape}"
+                f"of the {fmt} input {shape}"
             )
         roi = self.attr("roi")
-        if roi is not None and any(self._roi(axis) != (0.0, 1.0) for axis in (0, 1)):
+        if roi is not None and any(self._roi(axis) != (0.0, 1.0) for axis in others):
             raise self.fail(
                 f"mode \"{mode}\" resizes H and W only: roi {list(roi)} must be [0, 1] on "
                 "N and C"
             )
 
+    def _spatial_axes(self) -> tuple[int, int]:
+        """(H, W): the axes "bilinear" and "bicubic" interpolate."""
+        return _SPATIAL_AXES[self.attr("data_format")]
+
+    def _other_axes(self) -> tuple[int, int]:
+        """(N, C): the axes "bilinear" and "bicubic" keep."""
+        return tuple(a for a in range(4) if a not in self._spatial_axes())
+
     def infer_shapes(self) -> list[TensorType]:
+        # `sizes` gives every axis, in the input's own arrangement (NCHW or NHWC alike);
+        # verify_op checks that the spatial modes keep N and C of `data_format`
         return [result_type_like(self.attr("sizes"), self.operands[0].type)]
 
     def query_op_attr(self):
@@ -269,16 +289,23 @@ class ResizeOp(Tx8beOp):
 
     def permute_attributes(self, perm):
         """`sizes`, `scales` (one per axis) and `roi` (a start and an end per axis) move
-        with the axes. The spatial modes interpolate axes 2 and 3 only (NCHW), so they can
-        run permuted only when H and W stay there: not in NHWC (that would need a
-        data_format attribute)."""
+        with the axes. The spatial modes interpolate H and W only: they run permuted when
+        H and W land on the spatial axes of a `data_format`, which then follows (NCHW ->
+        NHWC for (0, 2, 3, 1), NHWC -> NCHW for (0, 3, 1, 2); a perm that keeps H and W
+        where they are, e.g. swapping them, keeps it); other perms give None."""
         if not has_rank(self, perm):
             return None
-        if self.attr("mode") in _SPATIAL_MODES and set(perm[2:]) != {2, 3}:
-            return None
+        attrs = {}
+        if self.attr("mode") in _SPATIAL_MODES:
+            moved = {perm.index(axis) for axis in self._spatial_axes()}
+            fmt = next((f for f, axes in _SPATIAL_AXES.items() if moved == set(axes)), None)
+            if fmt is None:
+                return None
+            attrs["data_format"] = fmt
         scales, roi = self.attr("scales"), self.attr("roi")
         rank = len(perm)
         return {
+            **attrs,
             "sizes": permute_per_dim(self.attr("sizes"), perm),
             "scales": None if scales is None else permute_per_dim(scales, perm),
             "roi": None if roi is None else (  # starts, then ends
@@ -293,8 +320,12 @@ class ResizeOp(Tx8beOp):
             axes = range(x.ndim)
         else:
             (x,) = upcast(x)
-            out = self._bilinear(x) if mode == "bilinear" else self._bicubic(x)
-            axes = (2, 3)
+            axes = self._spatial_axes()
+            # interpolate on an NCHW view: H and W moved to axes 2 and 3, then back
+            view = (*self._other_axes(), *axes)
+            x_view = np.transpose(x, view)
+            out = self._bilinear(x_view) if mode == "bilinear" else self._bicubic(x_view)
+            out = np.transpose(out, np.argsort(view))
         if self.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
             out = self._extrapolate(out, x.shape, axes)
         return [out]
@@ -323,21 +354,24 @@ class ResizeOp(Tx8beOp):
         return x[np.ix_(*indices)]
 
     def _bilinear(self, x: np.ndarray) -> np.ndarray:
-        """Linear interpolation along H, then along W (the result equals bilinear)."""
-        low, high, w = linear_taps(self._coordinates(2, x.shape[2]), x.shape[2])
+        """Linear interpolation along H, then along W (the result equals bilinear); `x`
+        is the NCHW view (compute)."""
+        h_axis, w_axis = self._spatial_axes()
+        low, high, w = linear_taps(self._coordinates(h_axis, x.shape[2]), x.shape[2])
         w = w[:, None].astype(x.dtype)
         x = x[:, :, low, :] * (1 - w) + x[:, :, high, :] * w
-        low, high, w = linear_taps(self._coordinates(3, x.shape[3]), x.shape[3])
+        low, high, w = linear_taps(self._coordinates(w_axis, x.shape[3]), x.shape[3])
         w = w.astype(x.dtype)
         return x[:, :, :, low] * (1 - w) + x[:, :, :, high] * w
 
     def _bicubic(self, x: np.ndarray) -> np.ndarray:
         """Cubic interpolation along H, then along W: four weighted taps per output index
-        of each axis (the result equals bicubic)."""
+        of each axis (the result equals bicubic); `x` is the NCHW view (compute)."""
         a, exclude = self.attr("cubic_coeff_a"), self.attr("exclude_outside")
-        index, w = cubic_taps(self._coordinates(2, x.shape[2]), x.shape[2], a, exclude)
+        h_axis, w_axis = self._spatial_axes()
+        index, w = cubic_taps(self._coordinates(h_axis, x.shape[2]), x.shape[2], a, exclude)
         x = np.einsum("nchkw,hk->nchw", x[:, :, index, :], w.astype(x.dtype))
-        index, w = cubic_taps(self._coordinates(3, x.shape[3]), x.shape[3], a, exclude)
+        index, w = cubic_taps(self._coordinates(w_axis, x.shape[3]), x.shape[3], a, exclude)
         return np.einsum("nchwk,wk->nchw", x[:, :, :, index], w.astype(x.dtype))
 
     def _extrapolate(self, out: np.ndarray, in_shape, axes) -> np.ndarray:

@@ -93,9 +93,9 @@ problem and rewrite, plus one max-flow.
 Departs from the seed: the seed converts at the ops themselves and leaves the choice of
 arrangement for ops without demands to `inferLayout`; "optimal" chooses it globally. The
 seed treats existing Transposes as insertion points; here they are seen through (same
-intent: they neither block nor duplicate conversions). A bilinear Resize needs the preset
-but interpolates H and W as axes 2 and 3 only, so it cannot run on NHWC data: it keeps
-NCHW and is counted in `unpresettable` (it needs a `data_format` attribute for that).
+intent: they neither block nor duplicate conversions). An op that needs the preset but
+cannot run permuted keeps its arrangement and is counted in `unpresettable` (none today:
+bilinear/bicubic Resize runs NHWC through its `data_format`).
 """
 
 from __future__ import annotations
