@@ -21,8 +21,6 @@ from xdsl.passes import ModulePass, PassPipeline
 from tx8c.dialect import make_context
 from tx8c.errors import Tx8Error
 
-LAYOUT_STRATEGIES = ("greedy", "optimal")
-
 
 @dataclass(frozen=True)
 class CompileOptions:
@@ -37,9 +35,11 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
-        if self.layout_strategy not in LAYOUT_STRATEGIES:
+        from tx8c.transforms.layout.common import STRATEGIES
+
+        if self.layout_strategy not in STRATEGIES:
             raise Tx8Error(
-                f"--layout-strategy must be one of {', '.join(LAYOUT_STRATEGIES)}, "
+                f"--layout-strategy must be one of {', '.join(STRATEGIES)}, "
                 f"got '{self.layout_strategy}'"
             )
 

@@ -3,15 +3,34 @@ known at compile time (their conversions are free)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 
 from tx8c.dialect.base import Tx8beOp
+from tx8c.errors import Tx8Error
 from tx8c.interfaces import Engine
 
 STATS_ATTR = "tx8c.layout_stats"
+STRATEGIES = ("greedy", "optimal")
+"""How the preset and align passes place conversions: the seeds' walks or a min cut."""
+
+
+def check_strategy(pass_name: str, strategy: str) -> None:
+    if strategy not in STRATEGIES:
+        raise Tx8Error(
+            f"{pass_name}: unknown strategy '{strategy}'; use one of "
+            f"{', '.join(STRATEGIES)} (e.g. {pass_name}{{strategy=greedy}})"
+        )
+
+
+def functions_of(module: ModuleOp) -> Iterator[func.FuncOp]:
+    """The functions of `module` that have a body."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            yield op
 
 
 def record_layout_stats(module: ModuleOp, pass_name: str, stats: Mapping[str, int | str]):

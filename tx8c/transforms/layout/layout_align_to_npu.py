@@ -119,12 +119,15 @@ from tx8c.dialect.attrs import AlignMode, DevAttr
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
-from tx8c.errors import Tx8Error
 from tx8c.target.mem_layout import byte_size
-from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
+from tx8c.transforms.layout.common import (
+    check_strategy,
+    functions_of,
+    is_compile_time,
+    record_layout_stats,
+)
 from tx8c.transforms.layout.layout_transmit import input_layouts
 
-STRATEGIES = ("greedy", "optimal")
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
 
@@ -582,15 +585,10 @@ class LayoutAlignToNpuPass(ModulePass):
     strategy: str = "optimal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.strategy not in STRATEGIES:
-            raise Tx8Error(
-                f"layout-align-to-npu: unknown strategy '{self.strategy}'; use one of "
-                f"{', '.join(STRATEGIES)} (e.g. layout-align-to-npu{{strategy=greedy}})"
-            )
+        check_strategy(self.name, self.strategy)
         stats = AlignStats()
-        for function in op.ops:
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                stats.add(align_function(function, self.strategy))
+        for function in functions_of(op):
+            stats.add(align_function(function, self.strategy))
         record_layout_stats(
             op,
             self.name,

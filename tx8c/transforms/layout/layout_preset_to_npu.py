@@ -127,7 +127,6 @@ from tx8c.dialect.layout import (
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.movement import ReshapeOp, TransposeOp
 from tx8c.dialect.types import to_numpy_dtype
-from tx8c.errors import Tx8Error
 from tx8c.interfaces.shape_inference import (
     broadcast_arranged_shape,
     data_operand_indices,
@@ -137,9 +136,13 @@ from tx8c.interfaces.shape_inference import (
     shape_of,
     unchanged_by,
 )
-from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
+from tx8c.transforms.layout.common import (
+    check_strategy,
+    functions_of,
+    is_compile_time,
+    record_layout_stats,
+)
 
-STRATEGIES = ("greedy", "optimal")
 PRESET = -1
 """Node of everything that runs on the NPU's arrangement (the source of the cut)."""
 ORIGINAL = -2
@@ -928,13 +931,8 @@ class LayoutPresetToNpuPass(ModulePass):
     strategy: str = "optimal"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.strategy not in STRATEGIES:
-            raise Tx8Error(
-                f"layout-preset-to-npu: unknown strategy '{self.strategy}'; use one of "
-                f"{', '.join(STRATEGIES)} (e.g. layout-preset-to-npu{{strategy=greedy}})"
-            )
+        check_strategy(self.name, self.strategy)
         stats = PresetStats()
-        for function in op.ops:
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                stats.add(preset_function(function, self.strategy))
+        for function in functions_of(op):
+            stats.add(preset_function(function, self.strategy))
         record_layout_stats(op, self.name, {"strategy": self.strategy, **vars(stats)})
