@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,3 +145,33 @@ def check_shapes(case: OnnxCase) -> None:
     types = op.infer_shapes()
     outs = op.compute(*case.inputs)
     assert [tuple(t.get_shape()) for t in types] == [np.shape(o) for o in outs]
+
+
+def parse_verified(text: str) -> ModuleOp:
+    """Parse IR text and verify it."""
+    from tx8c.ir import parse_module
+
+    module = parse_module(text)
+    module.verify()
+    return module
+
+
+def main_block(module: ModuleOp) -> Block:
+    """The body of the module's (first) function."""
+    return next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
+
+
+def op_counts(module: ModuleOp) -> Counter:
+    """tx8be ops by name (without the dialect prefix)."""
+    from tx8c.dialect.base import Tx8beOp
+
+    return Counter(
+        op.name.removeprefix("tx8be.") for op in module.walk() if isinstance(op, Tx8beOp)
+    )
+
+
+def assert_same_values(before: list[np.ndarray], after: list[np.ndarray]) -> None:
+    """Bit-identical results: same dtypes, shapes and values."""
+    for b, a in zip(before, after, strict=True):
+        assert b.dtype == a.dtype and b.shape == a.shape
+        np.testing.assert_array_equal(a, b)

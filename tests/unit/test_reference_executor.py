@@ -8,19 +8,11 @@ import pytest
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
-from xdsl.parser import Parser
 
-from tx8c.dialect import make_context
+from tests.helpers import parse_verified as parse
 from tx8c.dialect.types import tensor_of
 from tx8c.errors import Tx8ComputeError
 from tx8c.sim.reference import ReferenceExecutor, run_reference
-
-
-def parse(text: str) -> ModuleOp:
-    module = Parser(make_context(), text).parse_module()
-    module.verify()
-    return module
-
 
 # out = relu((x + c) * w) + x, with the Add inside an inner group, c a Constant inside the
 # outer group and w the LoadConst of constant 3; the second result is c itself.

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import cache
-from io import StringIO
 
 import numpy as np
 import pytest
@@ -16,10 +15,9 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from examples.make_models import MODELS
+from tests.helpers import main_block as block_of
 from tx8c.dialect import make_context
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
@@ -30,6 +28,8 @@ from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp
 from tx8c.dialect.types import to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
+from tx8c.ir import parse_module as parse
+from tx8c.ir import print_module as print_ir
 from tx8c.sim.reference import run_reference
 from tx8c.target.mem_layout import byte_size, pack
 from tx8c.transforms.layout.common import read_layout_stats
@@ -51,20 +51,6 @@ def align(module: ModuleOp, strategy: str = "optimal") -> ModuleOp:
     LayoutAlignToNpuPass(strategy=strategy).apply(make_context(), module)
     module.verify()
     return module
-
-
-def parse(text: str) -> ModuleOp:
-    return Parser(make_context(), text).parse_module()
-
-
-def print_ir(module: ModuleOp) -> str:
-    out = StringIO()
-    Printer(out).print_op(module)
-    return out.getvalue()
-
-
-def block_of(module: ModuleOp) -> Block:
-    return next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
 
 
 def stored_aligned(value: SSAValue) -> bool:

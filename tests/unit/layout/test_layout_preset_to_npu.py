@@ -8,7 +8,6 @@ import itertools
 import subprocess
 import sys
 from functools import cache
-from io import StringIO
 
 import numpy as np
 import pytest
@@ -17,10 +16,9 @@ from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from examples.make_models import MODELS
+from tests.helpers import main_block as block_of
 from tx8c.dialect import all_ops, make_context
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_cnn, split_layout_str, value_layout
@@ -35,6 +33,8 @@ from tx8c.dialect.types import tensor, tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.interfaces.shape_inference import ShapeInference
+from tx8c.ir import parse_module as parse
+from tx8c.ir import print_module as print_ir
 from tx8c.sim.reference import run_reference
 from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_init import LayoutInitPass
@@ -57,20 +57,6 @@ X = (1, 4, 6, 6)
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-def parse(text: str) -> ModuleOp:
-    return Parser(make_context(), text).parse_module()
-
-
-def print_ir(module: ModuleOp) -> str:
-    out = StringIO()
-    Printer(out).print_op(module)
-    return out.getvalue()
-
-
-def block_of(module: ModuleOp) -> Block:
-    return next(op for op in module.ops if isinstance(op, func.FuncOp)).body.block
 
 
 def transmit(module: ModuleOp) -> ModuleOp:

@@ -22,42 +22,25 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 
 from examples.make_models import MODELS
+from tests.helpers import assert_same_values
+from tests.helpers import op_counts as counts
+from tests.helpers import parse_verified as parse
 from tx8c.dialect import make_context
-from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops.elementwise import CastOp
 from tx8c.dialect.types import tensor_of
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.frontend.onnx.runtime import random_inputs, run_onnxruntime
-from tx8c.ir import parse_module
 from tx8c.sim.numerics import compare_arrays
 from tx8c.sim.reference import run_reference
 from tx8c.transforms.midend.canonicalize_cast import CanonicalizeCastPass, chain_is_mergeable
 from tx8c.transforms.midend.canonicalize_op import CanonicalizeOpPass
 
 
-def parse(text: str) -> ModuleOp:
-    module = parse_module(text)
-    module.verify()
-    return module
-
-
 def apply(pass_, module: ModuleOp) -> ModuleOp:
     pass_.apply(make_context(), module)
     module.verify()
     return module
-
-
-def counts(module: ModuleOp) -> Counter:
-    return Counter(
-        op.name.removeprefix("tx8be.") for op in module.walk() if isinstance(op, Tx8beOp)
-    )
-
-
-def assert_same_values(before: list[np.ndarray], after: list[np.ndarray]) -> None:
-    for b, a in zip(before, after, strict=True):
-        assert b.dtype == a.dtype and b.shape == a.shape
-        np.testing.assert_array_equal(a, b)
 
 
 # =======================================================================================
