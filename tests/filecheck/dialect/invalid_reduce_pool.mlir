@@ -42,10 +42,10 @@ func.func @reduce_mean_int(%x: tensor<2x3xi32>) -> tensor<1x3xi32> {
 // -----
 
 func.func @reduce_bool(%x: tensor<2x3xi1>) -> tensor<1x1xi1> {
-  %0 = tx8be.Reduce %x {mode = "max"} : (tensor<2x3xi1>) -> tensor<1x1xi1>
+  %0 = tx8be.Reduce %x {mode = "sum"} : (tensor<2x3xi1>) -> tensor<1x1xi1>
   func.return %0 : tensor<1x1xi1>
 }
-// CHECK: 'tx8be.Reduce' op operand #0 has element type i1; this op accepts bf16, f16, f32, i32, i64, i8
+// CHECK: 'tx8be.Reduce' op mode "sum" needs a numeric element type, got i1
 
 // -----
 

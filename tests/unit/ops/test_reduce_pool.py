@@ -369,3 +369,12 @@ def test_pool3d_permute_attributes() -> None:
     (expected,) = run_op(PoolOp, [x], **attrs)
     (got,) = run_op(PoolOp, [x.transpose(TO_NDHWC)], **{**attrs, **new})
     np.testing.assert_allclose(got, expected.transpose(TO_NDHWC), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode, expected", [("max", [True, False]), ("min", [False, False])])
+def test_bool_max_is_any_and_min_is_all(mode: str, expected: list[bool]) -> None:
+    from tests.helpers import run_op
+
+    x = np.array([[True, False, True], [False, False, False]])
+    (got,) = run_op(ReduceOp, [x], mode=mode, axes=[1], keepdims=False)
+    np.testing.assert_array_equal(got, expected)

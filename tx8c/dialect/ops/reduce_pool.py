@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import TensorType
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
+    BOOLS,
     FLOATS,
     NUMERIC,
     Tx8beOp,
@@ -62,12 +63,13 @@ class ReduceOp(Tx8beOp):
     - `axes`: the reduced axes (negative counts from the end); empty reduces every axis;
     - `keepdims`: keep each reduced axis as a dim of size 1 (default true), else drop it.
 
-    Floats are accepted by every mode, integers by all but "mean". Integer sums and
-    products wrap around in the input's type, as they do on the device.
+    Floats are accepted by every mode, integers by all but "mean", bools by "max" (any)
+    and "min" (all). Integer sums and products wrap around in the input's type, as they
+    do on the device.
     """
 
     name = "tx8be.Reduce"
-    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC | BOOLS
     mode = str_attr()
     axes = ints_attr(())
     keepdims = bool_attr(True)
@@ -81,6 +83,8 @@ class ReduceOp(Tx8beOp):
         dtype = short_name(self.operands[0].type.get_element_type())
         if dtype not in FLOATS and mode not in _INT_REDUCE_MODES:
             raise self.fail(f"mode \"{mode}\" needs a float element type, got {dtype}")
+        if dtype in BOOLS and mode not in ("max", "min"):
+            raise self.fail(f"mode \"{mode}\" needs a numeric element type, got {dtype}")
         self.reduced_axes()
 
     def reduced_axes(self) -> tuple[int, ...]:
@@ -142,10 +146,14 @@ class ReduceOp(Tx8beOp):
 
 
 def _lowest(dtype: np.dtype):
+    if dtype == np.bool_:
+        return False
     return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
 
 
 def _highest(dtype: np.dtype):
+    if dtype == np.bool_:
+        return True
     return np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max
 
 
