@@ -101,20 +101,17 @@ seed's BOTH ops without a decided parent are resolved as above rather than left 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 
+from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.attrs import AlignMode, DevAttr
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
@@ -131,12 +128,11 @@ from tx8c.transforms.layout.layout_transmit import input_layouts
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
 
-ALIGN_SIDE = -1
+ALIGN_SIDE = SOURCE
 """Node of everything fixed to ALIGN (the source of the cut)."""
-NALIGN_SIDE = -2
+NALIGN_SIDE = SINK
 """Node of everything fixed to NALIGN (the sink of the cut)."""
 _MODE_OF_SIDE = {ALIGN_SIDE: AlignMode.ALIGN, NALIGN_SIDE: AlignMode.NALIGN}
-_CAPACITY_LIMIT = 2**30  # int32 capacities, with room for the infinite edges
 
 
 # --------------------------------------------------------------------------------------
@@ -342,23 +338,8 @@ def solve_greedy(problem: AlignProblem) -> list[AlignMode]:
     return modes
 
 
-class _CutGraph:
-    """An s-t flow network under construction; nodes >= 0 are variables, then aux."""
-
-    def __init__(self, num_vars: int):
-        self.num_nodes = num_vars
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.caps: list[int | None] = []  # None = infinite
-
-    def new_node(self) -> int:
-        self.num_nodes += 1
-        return self.num_nodes - 1
-
-    def edge(self, u: int, v: int, cap: int | None) -> None:
-        self.rows.append(u)
-        self.cols.append(v)
-        self.caps.append(cap)
+class _CutGraph(FlowNetwork):
+    """The alignment problem's flow network: ALIGN is the source, NALIGN the sink."""
 
     def add_value(self, producer: int, readers: list[int], to_align: int, to_compact: int):
         """The cost of one value: c1 once if some reader is ALIGN and the producer not,
@@ -385,41 +366,6 @@ class _CutGraph:
         else:
             self.edge(producer, hub, cost)
 
-    def source_side(self, num_vars: int) -> list[bool]:
-        """Per variable: on the source (ALIGN) side of the minimum cut with the fewest
-        nodes on that side."""
-        if not self.caps:
-            return [False] * num_vars
-        s, t = self.num_nodes, self.num_nodes + 1
-        n = self.num_nodes + 2
-        rows = [s if u == ALIGN_SIDE else t if u == NALIGN_SIDE else u for u in self.rows]
-        cols = [s if v == ALIGN_SIDE else t if v == NALIGN_SIDE else v for v in self.cols]
-        graph = csr_array(
-            (_int32_capacities(self.caps), (np.array(rows), np.array(cols))), shape=(n, n)
-        )
-        flow = maximum_flow(graph, s, t)
-        residual = graph - flow.flow
-        reachable = breadth_first_order(
-            csr_array(residual > 0), s, directed=True, return_predecessors=False
-        )
-        side = np.zeros(n, dtype=bool)
-        side[reachable] = True
-        return side[:num_vars].tolist()
-
-
-def _int32_capacities(caps: list[int | None]) -> np.ndarray:
-    """Capacities as int32 for scipy: finite ones divided by their gcd (and, past 2**30
-    in total, by a larger unit, rounded up); infinite ones above any finite cut."""
-    finite = [c for c in caps if c is not None]
-    unit = math.gcd(*finite) if finite else 1
-    total = sum(finite) // unit
-    if total > _CAPACITY_LIMIT:
-        unit *= math.ceil(total / _CAPACITY_LIMIT)
-    scaled = [None if c is None else -(-c // unit) for c in caps]
-    infinite = sum(c for c in scaled if c is not None) + 1
-    return np.array([infinite if c is None else c for c in scaled], dtype=np.int32)
-
-
 def solve_optimal(problem: AlignProblem) -> list[AlignMode]:
     """The assignment of the free variables with the fewest bytes converted at run time."""
     graph = _CutGraph(problem.num_vars)
@@ -429,7 +375,7 @@ def solve_optimal(problem: AlignProblem) -> list[AlignMode]:
         readers = list(dict.fromkeys(node for _, node, _ in v.reads if node != v.producer))
         if readers:
             graph.add_value(v.producer, readers, v.to_align, v.to_compact)
-    side = graph.source_side(problem.num_vars)
+    side = graph.source_side()
     return [AlignMode.ALIGN if aligned else AlignMode.NALIGN for aligned in side]
 
 

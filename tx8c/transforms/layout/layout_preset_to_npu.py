@@ -107,8 +107,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
@@ -116,6 +114,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.base import Tx8beOp, to_attr
 from tx8c.dialect.layout import (
     CNN_FEATURE,
@@ -143,9 +142,9 @@ from tx8c.transforms.layout.common import (
     record_layout_stats,
 )
 
-PRESET = -1
+PRESET = SOURCE
 """Node of everything that runs on the NPU's arrangement (the source of the cut)."""
-ORIGINAL = -2
+ORIGINAL = SINK
 """Node of everything that keeps the original arrangement (the sink of the cut)."""
 RANK = 4
 """CNN layouts name four dims: only rank-4 data are rearranged."""
@@ -157,7 +156,6 @@ Arrangement = Perm | None
 rank-4 value a permutation (physical = original.transpose(perm)); for a lower-rank
 broadcast value the rank-4 permutation of its padded shape (`broadcast_arranged_shape`)."""
 
-_CAPACITY_LIMIT = 2**30  # int32 capacities, with room for the infinite edges
 
 
 # --------------------------------------------------------------------------------------
@@ -580,25 +578,12 @@ def _follows_preset(problem: PresetProblem, op: Operation, sides: list[bool]) ->
     return False
 
 
-class _CutGraph:
-    """An s-t flow network under construction; nodes >= 0 are variables, then hubs."""
+class _CutGraph(FlowNetwork):
+    """The preset problem's flow network: PRESET is the source, ORIGINAL the sink."""
 
     def __init__(self, num_vars: int):
-        self.num_vars = num_vars
-        self.num_nodes = num_vars
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.caps: list[int | None] = []  # None = infinite
+        super().__init__(num_vars)
         self.approximations = 0
-
-    def edge(self, u: int, v: int, cap: int | None) -> None:
-        self.rows.append(u)
-        self.cols.append(v)
-        self.caps.append(cap)
-
-    def _hub(self) -> int:
-        self.num_nodes += 1
-        return self.num_nodes - 1
 
     def term(self, cost: int, guard: tuple[int, bool] | None, readers: list[tuple[int, bool]]):
         """Pay `cost` when `guard` holds (None: always) and at least one reader literal
@@ -627,39 +612,17 @@ class _CutGraph:
         """`cost` once if any node of `group` is on the side `preset` and `producer` (if
         given) on the other; with one reader the hub is the reader itself."""
         if preset:  # readers on S: readers -inf-> hub -cost-> producer (or T)
-            hub = group[0] if len(group) == 1 else self._hub()
+            hub = group[0] if len(group) == 1 else self.new_node()
             if len(group) > 1:
                 for node in group:
                     self.edge(node, hub, None)
             self.edge(hub, ORIGINAL if producer is None else producer, cost)
         else:  # readers on T: (producer or S) -cost-> hub -inf-> readers
-            hub = group[0] if len(group) == 1 else self._hub()
+            hub = group[0] if len(group) == 1 else self.new_node()
             if len(group) > 1:
                 for node in group:
                     self.edge(hub, node, None)
             self.edge(PRESET if producer is None else producer, hub, cost)
-
-    def source_side(self) -> list[bool]:
-        """Per variable: on the source (preset) side of the minimum cut with the fewest
-        nodes there."""
-        if not self.caps:
-            return [False] * self.num_vars
-        s, t = self.num_nodes, self.num_nodes + 1
-        n = self.num_nodes + 2
-        rows = np.array([s if u == PRESET else t if u == ORIGINAL else u for u in self.rows])
-        cols = np.array([s if v == PRESET else t if v == ORIGINAL else v for v in self.cols])
-        caps, infinite = _int32_capacities(self.caps)
-        graph = csr_array((caps, (rows, cols)), shape=(n, n))  # duplicates are summed
-        graph.data = np.minimum(graph.data, infinite).astype(np.int32)
-        flow = maximum_flow(graph, s, t)
-        residual = graph - flow.flow
-        reachable = breadth_first_order(
-            csr_array(residual > 0), s, directed=True, return_predecessors=False
-        )
-        side = np.zeros(n, dtype=bool)
-        side[reachable] = True
-        return side[: self.num_vars].tolist()
-
 
 def _simplify(guard, readers):
     """Fold the literals of fixed nodes: (guard or None or False, readers or None), where
@@ -674,19 +637,6 @@ def _simplify(guard, readers):
             continue
         kept.append((node, preset))
     return guard, (list(dict.fromkeys(kept)) or None)
-
-
-def _int32_capacities(caps: list[int | None]) -> tuple[np.ndarray, int]:
-    """Capacities as int64 ready for int32: finite ones divided by their gcd (and, past
-    2**30 in total, by a larger unit, rounded up); infinite ones above any finite cut."""
-    finite = [c for c in caps if c is not None]
-    unit = math.gcd(*finite) if finite else 1
-    total = sum(finite) // unit
-    if total > _CAPACITY_LIMIT:
-        unit *= math.ceil(total / _CAPACITY_LIMIT)
-    scaled = [None if c is None else -(-c // unit) for c in caps]
-    infinite = sum(c for c in scaled if c is not None) + 1
-    return np.array([infinite if c is None else c for c in scaled], dtype=np.int64), infinite
 
 
 def _reader_literals(reads: Iterable[Read], target: Arrangement) -> list[tuple[int, bool]]:
