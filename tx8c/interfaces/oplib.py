@@ -53,6 +53,12 @@ class OpLib:
     def query_op_attr(self) -> OpAttr:
         raise NotImplementedError(f"{type(self).__name__} does not implement query_op_attr")
 
+    def reads_other_family(self) -> bool:
+        """True when the op reads its operands in the other alignment family than the one
+        its OpAttr gives for its result (ChannelNorm converts between the two); every other
+        op reads and writes in one family (seed 000)."""
+        return False
+
     def imm_size(self) -> int:
         """Scratch bytes the op needs in SPM."""
         raise NotImplementedError(f"{type(self).__name__}.imm_size is implemented with slicing")

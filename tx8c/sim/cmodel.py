@@ -56,8 +56,8 @@ the bytes it wrote.
 What v1 does not model yet (DESIGN.md, "Numerics"): DDR/SPM addresses, tiles and slices,
 engine cycles. Values are separate buffers, not placed at their planned addresses.
 
-Op knowledge that no interface offers yet (which op converts between the families, which
-ops only move bytes) sits in one marked place: `_BYTE_MOVES` and `CModel._families`.
+Which op converts between the families comes from OpLib (`reads_other_family`); which
+ops only move bytes unchanged (LoadVar/StoreVar) sits in one marked place, `_BYTE_MOVES`.
 """
 
 from __future__ import annotations
@@ -69,9 +69,10 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 
-from tx8c.dialect.attrs import LayoutMode
+from tx8c.dialect.attrs import AlignMode, LayoutMode
+from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
-from tx8c.dialect.ops.backend import ChannelNormOp, LoadVarOp, StoreVarOp
+from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
 from tx8c.sim.reference import ReferenceExecutor
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import byte_size, pack, unpack
@@ -181,9 +182,9 @@ class CModel(ReferenceExecutor):
     @staticmethod
     def _families(op: Operation) -> tuple[bool, bool]:
         """(reads aligned, writes aligned) for an op's kernel."""
-        if isinstance(op, ChannelNormOp):  # the one op that converts between families
-            direction = op.attr("direction")
-            return not direction, direction
+        if isinstance(op, Tx8beOp) and op.reads_other_family():  # converts (ChannelNorm)
+            writes = op.query_op_attr().align_mode == AlignMode.ALIGN
+            return not writes, writes
         aligned = op_is_aligned(op)
         return aligned, aligned
 

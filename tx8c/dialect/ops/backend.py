@@ -230,6 +230,9 @@ class ChannelNormOp(_IdentityOp):
         """ALIGN when converting to channel-aligned, NALIGN when converting to compact."""
         return AlignMode.ALIGN if self.attr("direction") else AlignMode.NALIGN
 
+    def reads_other_family(self) -> bool:
+        return True
+
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
 

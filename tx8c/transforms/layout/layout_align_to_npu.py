@@ -175,7 +175,7 @@ class AlignProblem:
     def read_node(self, consumer: Operation) -> int:
         """The node whose family `consumer` reads its operands in."""
         node = self.op_node.get(consumer, NALIGN_SIDE)
-        if isinstance(consumer, ChannelNormOp):
+        if isinstance(consumer, Tx8beOp) and consumer.reads_other_family():
             return ALIGN_SIDE if node == NALIGN_SIDE else NALIGN_SIDE
         return node
 
@@ -222,8 +222,8 @@ class _Builder:
         """The op's node: a side when its family is fixed, else a (shared) variable."""
         if not isinstance(op, Tx8beOp):
             return NALIGN_SIDE  # func.return and foreign ops: graph outputs are compact
-        if isinstance(op, ChannelNormOp):
-            return _side(op.output_align_mode())
+        if op.reads_other_family():  # a converter: its direction fixes its family
+            return _side(op.query_op_attr().align_mode)
         if op.dev_info is not None:
             return ALIGN_SIDE if is_aligned(op.dev_info.get("mem_layout")) else NALIGN_SIDE
         if is_compile_time(op):
