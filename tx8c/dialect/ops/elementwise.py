@@ -50,7 +50,32 @@ from tx8c.interfaces.shape_inference import (
 # --------------------------------------------------------------------------------------
 
 
-class BinaryOp(Tx8beOp):
+class BroadcastingOp(Tx8beOp):
+    """Ops whose operands broadcast to the result (numpy rules): V_VV or V_VS (seed 000)."""
+
+    def _out_shape(self) -> tuple[int, ...] | None:
+        if self.results:
+            return tuple(self.results[0].type.get_shape())
+        return broadcast_shape(*self.input_shapes())
+
+    def vector_mode(self) -> str:
+        """"V_VV" when every operand has the result's shape, else "V_VS"."""
+        out = self._out_shape()
+        return "V_VV" if all(s == out for s in self.input_shapes()) else "V_VS"
+
+    def is_broadcast(self) -> bool:
+        return self.vector_mode() == "V_VS"
+
+    def complete_operand(self) -> int:
+        """The first data operand that is not broadcast (the first data operand when every
+        one is)."""
+        out = self._out_shape()
+        shapes = self.input_shapes()
+        indices = self.DATA_OPERANDS or tuple(range(len(shapes)))
+        return next((i for i in indices if shapes[i] == out), indices[0])
+
+
+class BinaryOp(BroadcastingOp):
     """Two operands, numpy broadcasting, one result."""
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
@@ -71,25 +96,6 @@ class BinaryOp(Tx8beOp):
         if self.RESULT_BOOL:
             return [TensorType(i1, list(shape))]
         return [result_type_like(shape, lhs)]
-
-    def vector_mode(self) -> str:
-        """"V_VV" when both operands have the result's shape, else "V_VS"."""
-        out = tuple(self.results[0].type.get_shape()) if self.results else None
-        shapes = self.input_shapes()
-        if out is None:
-            out = broadcast_shape(*shapes)
-        return "V_VV" if all(s == out for s in shapes) else "V_VS"
-
-    def is_broadcast(self) -> bool:
-        return self.vector_mode() == "V_VS"
-
-    def complete_operand(self) -> int:
-        """The operand that is not broadcast (the lhs when both are complete)."""
-        out = tuple(self.results[0].type.get_shape())
-        for i, shape in enumerate(self.input_shapes()):
-            if shape == out:
-                return i
-        return 0
 
     def query_op_attr(self):
         return self.op_attr(
@@ -180,7 +186,7 @@ BINARY_OPS = [
 
 
 @tx8be_op
-class WhereOp(Tx8beOp):
+class WhereOp(BroadcastingOp):
     """`condition ? x : y` with numpy broadcasting of all three operands."""
 
     name = "tx8be.Where"
@@ -198,21 +204,6 @@ class WhereOp(Tx8beOp):
         if shape is None:
             raise self.fail(f"operand shapes {[list(s) for s in shapes]} do not broadcast")
         return [result_type_like(shape, self.operands[1].type)]
-
-    def vector_mode(self) -> str:
-        out = broadcast_shape(*self.input_shapes())
-        return "V_VV" if all(s == out for s in self.input_shapes()) else "V_VS"
-
-    def is_broadcast(self) -> bool:
-        return self.vector_mode() == "V_VS"
-
-    def complete_operand(self) -> int:
-        """The first data operand (x, y) that is not broadcast (x when none is)."""
-        out = broadcast_shape(*self.input_shapes())
-        for i in self.DATA_OPERANDS:
-            if self.input_shapes()[i] == out:
-                return i
-        return 1
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH)
