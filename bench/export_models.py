@@ -255,6 +255,34 @@ def _llama(full: bool) -> torch.nn.Module:
     return _wrap(model, ("input_ids",), "logits", ones_mask=True)
 
 
+def _bert_base(full: bool) -> torch.nn.Module:
+    """BERT-base exactly: `BertConfig()` (hidden 768, 12 layers, 12 heads, FFN 3072)."""
+    model = transformers.BertModel(transformers.BertConfig(), add_pooling_layer=False)
+    return _wrap(model, ("input_ids", "attention_mask"), "last_hidden_state")
+
+
+def _gpt2_base(full: bool) -> torch.nn.Module:
+    """GPT-2 (124M) exactly: `GPT2Config()` (n_embd 768, 12 layers, 12 heads)."""
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(use_cache=False))
+    return _wrap(model, ("input_ids",), "logits", ones_mask=True)
+
+
+def _llama_small(full: bool) -> torch.nn.Module:
+    """A LLaMA-style decoder: 4 layers, hidden 512, FFN 1376, 8 heads, 4 KV heads."""
+    cfg = transformers.LlamaConfig(
+        vocab_size=32000,
+        hidden_size=512,
+        intermediate_size=1376,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+        hidden_act="silu",
+        use_cache=False,
+    )
+    return _wrap(transformers.LlamaForCausalLM(cfg), ("input_ids",), "logits", ones_mask=True)
+
+
 SPECS: dict[str, Spec] = {
     s.name: s
     for s in [
@@ -268,6 +296,12 @@ SPECS: dict[str, Spec] = {
         Spec(
             "llama", _llama, _token_inputs(32000, False), "logits", True, causal=True, vocab=32000
         ),
+        # Full-size models (the sizes users deploy); not changed by --full.
+        Spec("bert_base", _bert_base, _token_inputs(30522, True), "last_hidden_state"),
+        Spec("gpt2_base", _gpt2_base, _token_inputs(50257, False), "logits", causal=True,
+             vocab=50257),
+        Spec("llama_small", _llama_small, _token_inputs(32000, False), "logits", causal=True,
+             vocab=32000),
     ]
 }
 
