@@ -17,7 +17,7 @@ inference, its OpAttr and its compute. This module supplies what they share:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -212,32 +212,43 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         **attrs: Any,
     ):
         """Create the op from Python attribute values; infer result types if not given."""
-        unknown = set(attrs) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
-        if unknown:
-            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
-        attributes = {
-            name: _common_attr(name, value) if name in COMMON_ATTRS
-            else to_attr(cls.ATTR_KINDS[name], value)
-            for name, value in attrs.items()
-            if value is not None
-        }
+        attributes = cls.ir_attributes(attrs)
         if result_types is None:
-            probe = cls.create(
-                operands=list(operands),
-                result_types=[],
-                attributes=attributes,
-            )
-            try:  # count and dtype rules first: infer_shapes relies on them
-                probe._verify_operand_count()
-                probe._verify_dtypes()
-                result_types = probe.infer_shapes()
-            finally:
-                probe.drop_all_references()
+            result_types = cls.inferred_result_types(operands, attributes)
         return cls.create(
             operands=list(operands),
             result_types=list(result_types),
             attributes=attributes,
         )
+
+    @classmethod
+    def inferred_result_types(
+        cls, operands: Sequence[SSAValue], attributes: Mapping[str, Attribute]
+    ) -> list[Attribute]:
+        """The result types an op of this class gets on `operands` with `attributes`
+        (IR attributes), from `infer_shapes` on a probe op that is thrown away."""
+        probe = cls.create(operands=list(operands), result_types=[], attributes=dict(attributes))
+        try:  # count and dtype rules first: infer_shapes relies on them
+            probe._verify_operand_count()
+            probe._verify_dtypes()
+            return probe.infer_shapes()
+        finally:
+            probe.drop_all_references()
+
+    @classmethod
+    def ir_attributes(cls, values: Mapping[str, Any]) -> dict[str, Attribute]:
+        """The IR attributes of Python attribute `values` (as `make` takes them: the
+        common ones may be given as IR attributes, a layout_str as a str; None values are
+        left out)."""
+        unknown = set(values) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
+        if unknown:
+            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
+        return {
+            name: _common_attr(name, value) if name in COMMON_ATTRS
+            else to_attr(cls.ATTR_KINDS[name], value)
+            for name, value in values.items()
+            if value is not None
+        }
 
     # -- reading ---------------------------------------------------------------------
     def attr(self, name: str) -> Any:

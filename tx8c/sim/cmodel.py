@@ -73,6 +73,7 @@ from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
 from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
+from tx8c.ir_utils import shape_of
 from tx8c.sim.reference import ReferenceExecutor
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import byte_size, pack, unpack
@@ -107,10 +108,6 @@ def op_is_aligned(op: Operation) -> bool:
     return dev is not None and is_aligned(dev.get("mem_layout"))
 
 
-def _shape(t: TensorType) -> tuple[int, ...]:
-    return tuple(t.get_shape())
-
-
 class CModel(ReferenceExecutor):
     """Runs a module's main function on byte buffers (see the module docstring).
 
@@ -143,7 +140,7 @@ class CModel(ReferenceExecutor):
         results = self.run_block(block, buffers)
         types = self.function.function_type.outputs.data
         return [
-            self.read(b, t, mem_layout_for(_shape(t), aligned=False))
+            self.read(b, t, mem_layout_for(tuple(t.get_shape()), aligned=False))
             for b, t in zip(results, types, strict=True)
         ]
 
@@ -157,7 +154,7 @@ class CModel(ReferenceExecutor):
             return list(values)
         read_aligned, write_aligned = self._families(op)
         read_layouts = [
-            mem_layout_for(_shape(v.type), aligned=read_aligned) for v in op.operands
+            mem_layout_for(shape_of(v), aligned=read_aligned) for v in op.operands
         ]
         arrays = [
             self.read(b, v.type, layout)
@@ -172,7 +169,7 @@ class CModel(ReferenceExecutor):
         self._record(
             op,
             [
-                byte_size(_shape(v.type), v.type.get_element_type(), layout, self.config)
+                byte_size(shape_of(v), v.type.get_element_type(), layout, self.config)
                 for v, layout in zip(op.operands, read_layouts, strict=True)
             ],
             [len(b.data) for b in results],
@@ -196,7 +193,7 @@ class CModel(ReferenceExecutor):
             layout = dev.get("mem_layout")
             if is_aligned(layout) == aligned:
                 return [layout]
-        return [mem_layout_for(_shape(r.type), aligned=aligned) for r in op.results]
+        return [mem_layout_for(shape_of(r), aligned=aligned) for r in op.results]
 
     def _record(self, op: Operation, read: list[int], written: list[int]) -> None:
         self.traffic.append(OpTraffic(op.name, sum(read), sum(written)))
@@ -204,7 +201,7 @@ class CModel(ReferenceExecutor):
     # -- bytes <-> arrays ------------------------------------------------------------------
     def read(self, buffer: Buffer, t: TensorType, layout: LayoutMode) -> np.ndarray:
         """The array a kernel sees when it reads `buffer` as if laid out in `layout`."""
-        shape, dtype = _shape(t), t.get_element_type()
+        shape, dtype = tuple(t.get_shape()), t.get_element_type()
         need = byte_size(shape, dtype, layout, self.config)
         data = buffer.data
         if len(data) < need:  # memory past the end of the tensor reads as zeros

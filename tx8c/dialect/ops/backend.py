@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     AnyTensorType,
     BytesAttr,
     DenseIntOrFPElementsAttr,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
@@ -40,9 +39,11 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     region_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.traits import (
+    ConstantLike,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -58,7 +59,6 @@ from tx8c.dialect.base import (
     dense_attr_field,
     int_attr,
     ints_attr,
-    to_attr,
     tx8be_op,
 )
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
@@ -66,7 +66,6 @@ from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
-_COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
 UINT32_MAX = 2**32 - 1
 
 
@@ -98,6 +97,7 @@ class ConstantOp(Tx8beOp):
     name = "tx8be.Constant"
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     value = dense_attr_field()
+    traits = traits_def(ConstantLike())
 
     @classmethod
     def from_array(cls, array: np.ndarray, **attrs: Any) -> ConstantOp:
@@ -328,7 +328,7 @@ class GroupOp(Tx8beOp):
 
         The result types are the Yield's operand types unless given.
         """
-        attributes = _attributes(cls, attrs)
+        attributes = cls.ir_attributes(attrs)
         if body is None:
             raise TypeError("GroupOp.make needs body=<a Block ending with tx8be.Yield>")
         if result_types is None:
@@ -365,7 +365,7 @@ class GroupOp(Tx8beOp):
         group = cls.create(
             operands=inputs,
             result_types=[r.type for r in outputs],
-            attributes=_attributes(cls, attrs),
+            attributes=cls.ir_attributes(attrs),
             regions=[Region(body)],
         )
         block.insert_op_before(group, ops[0])
@@ -482,24 +482,6 @@ class YieldOp(IRDLOperation):
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-def _attributes(cls: type[Tx8beOp], attrs: Mapping[str, Any]) -> dict[str, Attribute]:
-    """IR attributes from Python values (the common ones may be given as attributes)."""
-    unknown = set(attrs) - set(cls.ATTR_KINDS) - set(_COMMON_ATTRS)
-    if unknown:
-        raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
-    out: dict[str, Attribute] = {}
-    for name, value in attrs.items():
-        if value is None:
-            continue
-        if name in cls.ATTR_KINDS:
-            out[name] = to_attr(cls.ATTR_KINDS[name], value)
-        elif name == "layout_str" and isinstance(value, str):
-            out[name] = StringAttr(value)
-        else:
-            out[name] = value
-    return out
 
 
 def _check_consecutive(ops: list[Operation]) -> Block:

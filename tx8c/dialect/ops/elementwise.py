@@ -37,9 +37,9 @@ from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
-    shape_of,
     unchanged_by,
 )
+from tx8c.ir_utils import shape_of
 
 # --------------------------------------------------------------------------------------
 # Binary

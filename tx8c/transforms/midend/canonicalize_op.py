@@ -55,7 +55,7 @@ from tx8c.dialect.ops.elementwise import AddOp, MulOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.types import to_numpy_dtype
 from tx8c.errors import Tx8Error
-from tx8c.transforms.midend.fold_constant import defining_constant, erase_if_unused
+from tx8c.ir_utils import defining_constant, erase_dead_constants, rebuilt
 
 BIAS_MODES = ("split", "fuse")
 BIAS_OPS = (ConvOp, GemmOp)
@@ -106,6 +106,11 @@ def _insert(ops: list[Operation], before: Operation) -> None:
     Rewriter.insert_op(ops, InsertPoint.before(before))
 
 
+def _unscaled_bias(op: Tx8beOp) -> dict:
+    """The attribute changes under which a bias is added as it is (Gemm: beta = 1)."""
+    return {"beta": 1.0} if isinstance(op, GemmOp) else {}
+
+
 def _gemm_beta(op: Tx8beOp) -> float:
     return op.attr("beta") if isinstance(op, GemmOp) else 1.0
 
@@ -153,17 +158,11 @@ def split_bias(op: Tx8beOp) -> None:
     bias = op.operand_named("bias")
     addend_ops = _addend_ops(op, bias)
     addend = addend_ops[-1].results[0] if addend_ops else bias
-    attributes = {k: v for k, v in op.attributes.items() if k != "beta"}  # back to 1.0
-    product = type(op).create(
-        operands=list(op.operands[:2]), result_types=list(op.result_types),
-        attributes=attributes,
-    )
+    product = rebuilt(op, op.operands[:2], **_unscaled_bias(op))
     add = AddOp.make([product.results[0], addend])
     _insert([*addend_ops, product], op)
     Rewriter.replace_op(op, add)
-    constant = defining_constant(bias)
-    if constant is not None:
-        erase_if_unused([constant])
+    erase_dead_constants([bias])
 
 
 def constant_second(op: Tx8beOp) -> None:
@@ -206,15 +205,11 @@ def fuse_bias(add: AddOp) -> None:
     # the constant dominates the Add, where the fused op goes: reuse it when it fits
     new_constants = [] if bias.shape == value.shape else [ConstantOp.from_array(bias)]
     bias_value = (new_constants or [constant])[0].results[0]
-    attributes = {k: v for k, v in product.attributes.items() if k != "beta"}
-    fused = type(product).create(
-        operands=[*product.operands, bias_value],
-        result_types=list(product.result_types), attributes=attributes,
-    )
+    fused = rebuilt(product, [*product.operands, bias_value], **_unscaled_bias(product))
     _insert(new_constants, add)
     Rewriter.replace_op(add, fused)
     Rewriter.erase_op(product)
-    erase_if_unused([constant])
+    erase_dead_constants([constant.results[0]])
 
 
 # --------------------------------------------------------------------------------------

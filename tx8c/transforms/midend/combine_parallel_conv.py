@@ -36,14 +36,8 @@ from xdsl.passes import ModulePass
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.conv_gemm import ConvOp
 from tx8c.dialect.types import short_name
-from tx8c.transforms.midend.parallel_combiner import (
-    BranchKind,
-    combine_parallel,
-    constant_array,
-    is_constant,
-    per_channel,
-    rebuilt,
-)
+from tx8c.ir_utils import channel_vector, constant_array, is_constant, rebuilt
+from tx8c.transforms.midend.parallel_combiner import BranchKind, combine_parallel
 
 OUT_CHANNEL_AXIS_OF_WEIGHT = {"OIHW": 0, "HWOI": 2}
 CHANNEL_AXIS_OF_DATA = {"NCHW": 1, "NHWC": 3}
@@ -82,7 +76,7 @@ class ConvBranches(BranchKind):
         self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
     ) -> np.ndarray | None:
         """A Conv bias is a [C_out] vector: only a per-channel constant fits."""
-        return per_channel(constant, wide_shape, axis)
+        return channel_vector(constant, wide_shape, axis)
 
     def widen(self, group: Sequence[ConvOp], bias: np.ndarray | None) -> list[Operation]:
         first = group[0]

@@ -35,14 +35,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.dialect.types import short_name
-from tx8c.transforms.midend.parallel_combiner import (
-    BranchKind,
+from tx8c.ir_utils import (
     aligned_along,
-    combine_parallel,
     constant_array,
     is_constant,
     masked,
@@ -50,6 +47,7 @@ from tx8c.transforms.midend.parallel_combiner import (
     shape_of,
     stack_along,
 )
+from tx8c.transforms.midend.parallel_combiner import BranchKind, combine_parallel
 
 
 class GemmBranches(BranchKind):
@@ -105,7 +103,7 @@ class GemmBranches(BranchKind):
                 self.output_axis(first),
             )
         elif bias is not None:
-            overrides["beta"] = to_attr("float", 1.0)  # the absorbed Add was not scaled
+            overrides["beta"] = 1.0  # the absorbed Add was not scaled
         constants = [ConstantOp.from_array(weights)]
         if bias is not None:
             constants.append(ConstantOp.from_array(bias))

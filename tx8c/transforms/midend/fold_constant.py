@@ -35,49 +35,22 @@ one forward walk. The size limit is not in the seed (issue 5 asks for it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.ops.backend import (
-    ConstantOp,
-)
+from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.errors import Tx8ComputeError, Tx8Error
+from tx8c.ir_utils import defining_constant, erase_dead_constants, num_elements
 from tx8c.sim.reference import evaluate
 
 DEFAULT_MAX_ELEMENTS = 1 << 22
-
-"""Ops whose compute does not capture their effect (memory moves) or that have none."""
-
-
-def defining_constant(value: SSAValue) -> ConstantOp | None:
-    """The Constant that defines `value`, None when something else does."""
-    owner = value.owner
-    return owner if isinstance(owner, ConstantOp) else None
-
-
-def num_elements(value: SSAValue) -> int:
-    """How many elements the tensor `value` holds."""
-    t = value.type
-    assert isinstance(t, TensorType)
-    return int(np.prod(t.get_shape(), dtype=np.int64))
-
-
-def erase_if_unused(ops: Iterable[Operation]) -> int:
-    """Erase those of `ops` that are still in a block and have no users; return how many."""
-    erased = 0
-    for op in ops:
-        if op.parent is not None and all(not r.uses for r in op.results):
-            Rewriter.erase_op(op)
-            erased += 1
-    return erased
 
 
 class ConstantFolder:
@@ -86,7 +59,7 @@ class ConstantFolder:
     def __init__(self, max_elements: int) -> None:
         self.max_elements = max_elements
         self.values: dict[SSAValue, np.ndarray] = {}
-        self.inputs_of_folded: dict[Operation, None] = {}  # ordered set
+        self.inputs_of_folded: dict[SSAValue, None] = {}  # ordered set
         self.folded = 0
 
     def run(self, module: ModuleOp) -> None:
@@ -95,7 +68,7 @@ class ConstantFolder:
         for op in list(module.walk()):
             if op.parent is not None and self.can_fold(op):
                 self.fold(op)
-        erase_if_unused(self.inputs_of_folded)
+        erase_dead_constants(list(self.inputs_of_folded))
 
     def can_fold(self, op: Operation) -> bool:
         if not isinstance(op, Tx8beOp) or isinstance(op, ConstantOp) or op.MEMORY_OP:
@@ -130,7 +103,7 @@ class ConstantFolder:
             constant.results[0].name_hint = old.name_hint
             self.values[constant.results[0]] = array
         for operand in op.operands:
-            self.inputs_of_folded.setdefault(operand.owner, None)
+            self.inputs_of_folded.setdefault(operand, None)
         Rewriter.replace_op(op, [], [c.results[0] for c in constants])
         self.folded += 1
 

@@ -45,7 +45,6 @@ simplify-inference, which folds a BatchNorm's scale and shift into the preceding
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,48 +60,22 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from tx8c.dialect.base import Tx8beOp, to_attr
+from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
 from tx8c.dialect.ops.elementwise import MulOp
-from tx8c.dialect.types import to_numpy_dtype
+from tx8c.ir_utils import (
+    channel_vector,
+    constant_array,
+    erase_dead_constants,
+    rebuilt,
+    shape_of,
+)
 from tx8c.transforms.midend.fold_constant import FoldConstantPass
 
 # --------------------------------------------------------------------------------------
 # Constants
 # --------------------------------------------------------------------------------------
-
-
-def constant_array(value: SSAValue | None) -> np.ndarray | None:
-    """The array of `value` when a tx8be.Constant defines it, else None."""
-    if value is not None and isinstance(value.owner, ConstantOp):
-        return value.owner.attr("value")
-    return None
-
-
-def erase_dead_constants(values: Sequence[SSAValue | None], rewriter: PatternRewriter) -> None:
-    """Erase the Constants defining `values` that no op uses any more."""
-    for value in values:
-        if value is not None and isinstance(value.owner, ConstantOp) and not value.uses:
-            rewriter.erase(value.owner)
-
-
-def channel_vector(scale: np.ndarray, shape: Sequence[int], axis: int) -> np.ndarray | None:
-    """The per-channel factors of a constant multiplying a value of `shape`, or None.
-
-    `scale` qualifies when it broadcasts to `shape` without growing it and varies only
-    along `axis` (a scalar qualifies: it is the same factor for every channel). The
-    result has length shape[axis].
-    """
-    rank = len(shape)
-    if scale.ndim > rank:
-        return None
-    padded = (1,) * (rank - scale.ndim) + tuple(scale.shape)
-    if any(d != 1 for i, d in enumerate(padded) if i != axis):
-        return None
-    if padded[axis] not in (1, shape[axis]):
-        return None
-    return np.broadcast_to(scale.reshape(-1), (shape[axis],))
 
 
 def split_constant_operand(mul: Operation) -> tuple[SSAValue, np.ndarray] | None:
@@ -113,14 +86,6 @@ def split_constant_operand(mul: Operation) -> tuple[SSAValue, np.ndarray] | None
         if array is not None and constant_array(data) is None:
             return data, array
     return None
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
-def _dtype(value: SSAValue) -> np.dtype:
-    return to_numpy_dtype(value.type.get_element_type())
 
 
 # --------------------------------------------------------------------------------------
@@ -189,7 +154,7 @@ class _GemmFolder:
 
     @staticmethod
     def output_axis(op: GemmOp) -> int:
-        return len(_shape(op.results[0])) - 1
+        return len(shape_of(op.results[0])) - 1
 
     @staticmethod
     def input_axis(op: GemmOp, operand: int) -> int | None:
@@ -259,7 +224,7 @@ def _constant_weights(op: Tx8beOp) -> tuple[np.ndarray, np.ndarray | None] | Non
 
 def _rebuild(op: Tx8beOp, data: SSAValue, new: _NewOperands, rewriter: PatternRewriter):
     """A copy of `op` reading `data`, with new constant weight and bias, placed before op."""
-    dtype = _dtype(op.results[0])
+    dtype = op.result_dtype()
     operands = [data]
     for array in (new.weight, new.bias):
         if array is not None:
@@ -273,12 +238,7 @@ def _rebuild(op: Tx8beOp, data: SSAValue, new: _NewOperands, rewriter: PatternRe
 
 def _copy(op: Tx8beOp, operands: list[SSAValue], attrs: dict, rewriter: PatternRewriter):
     """A copy of `op` on `operands`, with the attributes `attrs` changed, before `op`."""
-    attributes = dict(op.attributes)
-    for name, value in attrs.items():
-        attributes[name] = to_attr(op.ATTR_KINDS[name], value)
-    new_op = type(op).create(
-        operands=operands, result_types=list(op.result_types), attributes=attributes
-    )
+    new_op = rebuilt(op, operands, **attrs)
     rewriter.insert(new_op, InsertPoint.before(op))
     return new_op
 
@@ -330,7 +290,7 @@ def _replace_and_clean(old: Operation, new: Operation, rewriter: PatternRewriter
     """Replace `old` by `new` and erase `old`'s constants left without users."""
     operands = list(old.operands)
     rewriter.replace(old, [], list(new.results))
-    erase_dead_constants(operands, rewriter)
+    erase_dead_constants(operands, rewriter.erase)
 
 
 # --------------------------------------------------------------------------------------
@@ -349,9 +309,9 @@ class BackwardFold(RewritePattern):
         data, scale = split
         producer = data.owner
         axis = output_channel_axis(producer)
-        if axis is None or not data.has_one_use() or _shape(mul.results[0]) != _shape(data):
+        if axis is None or not data.has_one_use() or shape_of(mul.results[0]) != shape_of(data):
             return
-        vector = channel_vector(scale, _shape(data), axis)
+        vector = channel_vector(scale, shape_of(data), axis)
         if vector is None:
             return
         new = fold_output_affine(producer, vector, None, rewriter)
@@ -362,7 +322,7 @@ class BackwardFold(RewritePattern):
         scale_value = [o for o in mul.operands if o is not data]
         rewriter.replace(mul, [], list(new.results))
         _replace_and_clean(producer, new, rewriter)
-        erase_dead_constants(scale_value, rewriter)
+        erase_dead_constants(scale_value, rewriter.erase)
 
 
 class ForwardFold(RewritePattern):
@@ -375,7 +335,7 @@ class ForwardFold(RewritePattern):
             return
         data, scale = split
         scaled = mul.results[0]
-        if _shape(scaled) != _shape(data) or not scaled.uses or not _finite(scale):
+        if shape_of(scaled) != shape_of(data) or not scaled.uses or not _finite(scale):
             return
         plans = [self._plan(use.operation, use.index, scale) for use in scaled.uses]
         if any(plan is None for plan in plans):
@@ -385,7 +345,7 @@ class ForwardFold(RewritePattern):
             _replace_and_clean(user, new, rewriter)
         scale_value = [o for o in mul.operands if o is not data]
         rewriter.erase(mul)
-        erase_dead_constants(scale_value, rewriter)
+        erase_dead_constants(scale_value, rewriter.erase)
 
     @staticmethod
     def _plan(user: Operation, index: int, scale: np.ndarray):
@@ -397,7 +357,7 @@ class ForwardFold(RewritePattern):
         weights = _constant_weights(user)
         if axis is None or weights is None:
             return None
-        shape = _shape(user.operands[index])
+        shape = shape_of(user.operands[index])
         vector = channel_vector(scale, shape, axis % len(shape))
         if vector is None:
             return None

@@ -1,5 +1,5 @@
 """The machinery shared by combine-parallel-conv and combine-parallel-gemm (seed 004,
-ParallelOpCombiner), and the constant helpers of this family of mid-end passes.
+ParallelOpCombiner).
 
 Not a pass. The seed's combiner finds groups of branches (`BranchGroupFinder`): ops of one
 kind that read the same input and "can be combined"; a group with at least
@@ -28,7 +28,7 @@ are erased. Finding groups is one walk over the block (O(n)).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,133 +37,18 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.ops._util import broadcast_shape
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.elementwise import AddOp, BinaryOp, UnaryOp
 from tx8c.dialect.ops.movement import SplitOp
-from tx8c.dialect.types import to_numpy_dtype
-
-# --------------------------------------------------------------------------------------
-# Constant and op helpers (also used by peephole and canonicalize-concat-pos)
-# --------------------------------------------------------------------------------------
-
-
-def constant_array(value: SSAValue | None) -> np.ndarray | None:
-    """The value of a `tx8be.Constant` result; None for anything else."""
-    if value is None or not isinstance(value.owner, ConstantOp):
-        return None
-    return value.owner.attr("value")
-
-
-def is_constant(value: SSAValue | None) -> bool:
-    return value is not None and isinstance(value.owner, ConstantOp)
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
-def byte_size(value: SSAValue) -> int:
-    """Bytes of a tensor value (its element count times its element size)."""
-    itemsize = to_numpy_dtype(value.type.get_element_type()).itemsize
-    return int(np.prod(shape_of(value), dtype=np.int64)) * itemsize
-
-
-def sole_user(value: SSAValue) -> Tx8beOp | None:
-    """The op that uses `value`, when it has exactly one use and that user is a tx8be op
-    in the same block (a value read twice by one op has two uses)."""
-    user = value.get_user_of_unique_use()
-    if not isinstance(user, Tx8beOp):
-        return None
-    home = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
-    return user if user.parent_block() is home else None
-
-
-def rebuilt(op: Tx8beOp, operands: Sequence[SSAValue], **overrides) -> Tx8beOp:
-    """A new op of `op`'s class with its attributes (some replaced by `overrides`, given
-    as IR attributes) on `operands`; the result types are inferred."""
-    attributes = {**op.attributes, **overrides}
-    probe = type(op).create(operands=list(operands), result_types=[], attributes=attributes)
-    try:
-        types = probe.infer_shapes()
-    finally:
-        probe.drop_all_references()
-    return type(op).create(operands=list(operands), result_types=types, attributes=attributes)
-
-
-def aligned_along(array_shape: tuple[int, ...], out_shape: tuple[int, ...], axis: int):
-    """The shape an operand of `array_shape` takes beside a result of `out_shape` when it
-    is extended to the result's rank and its `axis` dim to the result's: None when the
-    operand would broadcast the result to a bigger shape."""
-    rank = len(out_shape)
-    if len(array_shape) > rank or broadcast_shape(array_shape, out_shape) != out_shape:
-        return None
-    shape = [1] * (rank - len(array_shape)) + list(array_shape)
-    shape[axis] = out_shape[axis]
-    return tuple(shape)
-
-
-def per_channel(
-    constant: np.ndarray, out_shape: tuple[int, ...], axis: int
-) -> np.ndarray | None:
-    """`constant` as a [C] vector when, beside a result of `out_shape`, it varies along
-    the channel `axis` only (C = out_shape[axis]); None otherwise."""
-    aligned = aligned_along(constant.shape, out_shape, axis)
-    if aligned is None or any(d != 1 for i, d in enumerate(aligned) if i != axis):
-        return None
-    full = constant.reshape((1,) * (len(aligned) - constant.ndim) + constant.shape)
-    return np.broadcast_to(full, aligned).reshape(-1)
-
-
-def masked(shape: Sequence[int], axis: int) -> tuple[int, ...]:
-    """`shape` with its `axis` dim replaced by -1 (the part that must agree across
-    branches stacked along `axis`)."""
-    out = list(shape)
-    out[axis] = -1
-    return tuple(out)
-
-
-def stack_along(
-    arrays: Sequence[np.ndarray], out_shapes: Sequence[tuple[int, ...]], axis: int
-) -> np.ndarray | None:
-    """Branch operands concatenated along the stacked `axis` of the branch results
-    (`out_shapes`); each is first extended to the result rank and broadcast along `axis`.
-    The leading unit dims that no operand had are dropped again, so per-channel vectors
-    stay vectors. None when an operand broadcasts its result or the operands disagree
-    outside `axis`."""
-    pieces = []
-    for array, out_shape in zip(arrays, out_shapes, strict=True):
-        shape = aligned_along(array.shape, out_shape, axis)
-        if shape is None:
-            return None
-        full = array.reshape((1,) * (len(shape) - array.ndim) + array.shape)
-        pieces.append(np.broadcast_to(full, shape))
-    if len({masked(p.shape, axis) for p in pieces}) != 1:
-        return None
-    stacked = np.concatenate(pieces, axis=axis)
-    keep = max(a.ndim for a in arrays)
-    lead = stacked.ndim - keep
-    if axis < lead:  # the operands were scalars along the axis: keep it
-        lead = axis
-    return stacked.reshape(stacked.shape[lead:])
-
-
-def erase_dead_constants(
-    values: Sequence[SSAValue], erase: Callable[[Operation], None] = Rewriter.erase_op
-) -> None:
-    """Erase the Constants among `values`' owners that no op uses any more (`erase` is a
-    PatternRewriter's `erase` inside a rewrite pattern)."""
-    for owner in dict.fromkeys(v.owner for v in values):
-        if isinstance(owner, ConstantOp) and owner.results[0].first_use is None:
-            erase(owner)
-
-
-def tx8be_blocks(module: ModuleOp) -> Iterator[Block]:
-    """Every block of the module that holds ops (function bodies and nested regions)."""
-    for op in module.walk():
-        for region in op.regions:
-            yield from region.blocks
-
+from tx8c.ir_utils import (
+    blocks_of,
+    constant_array,
+    erase_dead_constants,
+    rebuilt,
+    shape_of,
+    sole_user,
+    stack_along,
+)
 
 # --------------------------------------------------------------------------------------
 # Branch kinds and groups
@@ -316,7 +201,7 @@ def combine_parallel(module: ModuleOp, kind: BranchKind, min_num_branches: int) 
     """Combine every group of at least `min_num_branches` branches; returns how many
     groups were combined."""
     combined = 0
-    for block in list(tx8be_blocks(module)):
+    for block in list(blocks_of(module)):
         for group in find_groups(block, kind):
             if len(group) >= max(min_num_branches, 2):
                 combine_group(group, kind)

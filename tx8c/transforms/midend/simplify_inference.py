@@ -58,12 +58,8 @@ from tx8c.dialect.ops.elementwise import AddOp, CastOp, MulOp, RsqrtOp, SubOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
-from tx8c.transforms.midend.fold_scale_axis import (
-    constant_array,
-    erase_dead_constants,
-    fold_output_affine,
-    output_channel_axis,
-)
+from tx8c.ir_utils import constant_array, erase_dead_constants
+from tx8c.transforms.midend.fold_scale_axis import fold_output_affine, output_channel_axis
 
 
 def scale_and_shift(
@@ -112,7 +108,7 @@ class SimplifyBatchNorm(RewritePattern):
         out = emit(AddOp.make([emit(MulOp.make([x, scale_v])), shift_v]))
         operands = list(bn.operands)
         rewriter.replace(bn, [], [out])
-        erase_dead_constants(operands, rewriter)
+        erase_dead_constants(operands, rewriter.erase)
 
     @staticmethod
     def _fold(bn, axis: int, scale, shift, rewriter: PatternRewriter) -> bool:
@@ -127,7 +123,7 @@ class SimplifyBatchNorm(RewritePattern):
         operands = list(bn.operands) + list(producer.operands)
         rewriter.replace(bn, [], list(new.results))
         rewriter.erase(producer)
-        erase_dead_constants(operands, rewriter)
+        erase_dead_constants(operands, rewriter.erase)
         return True
 
 
