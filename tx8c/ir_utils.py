@@ -3,13 +3,24 @@
 A helper that two passes need lives here, once, instead of in one pass that the other
 imports (passes never import other passes) or in a copy per pass:
 
-- shapes and sizes: `shape_of`, `num_elements`, `logical_bytes`;
+- shapes and sizes: `shape_of`, `num_elements`, `logical_bytes`, `stored_bytes`;
 - constants: `defining_constant`, `constant_array`, `is_constant`, and
   `erase_dead_constants` for the constants a rewrite left without users;
 - constants beside a result, along one axis of it (per-channel parameters):
   `aligned_along`, `channel_vector`, `masked`, `stack_along`;
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`.
+
+Bytes. A tensor value has two sizes, and each has one name:
+
+- `logical_bytes(value)`: element count x element size, the compact size of its values
+  whatever layout holds them. Cost models that compare data moved before any layout is
+  decided use it (peephole's concat-to-pad model, layout-preset-to-npu's transposes).
+- `stored_bytes(shape, dtype, mem_layout, config)` (defined with the layouts in
+  `tx8c.target.mem_layout`, re-exported here): the bytes the value occupies in a
+  mem_layout, channel padding and batch alignment included (Cx/NCx hold more than
+  Tensor/NTensor). SPM and DDR allocation must only ever use stored bytes: a buffer sized
+  by its logical bytes overlaps the next one as soon as the value is channel-aligned.
 
 This module sits below the dialect: it imports xDSL, numpy and the dialect's leaf helpers
 only, so the interfaces and the op classes can use it too. It therefore recognises a
@@ -30,6 +41,7 @@ from xdsl.traits import ConstantLike
 
 from tx8c.dialect.ops._util import broadcast_shape
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.target.mem_layout import stored_bytes as stored_bytes  # re-exported (docstring)
 
 if TYPE_CHECKING:
     from tx8c.dialect.ops.backend import ConstantOp

@@ -76,7 +76,7 @@ from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
 from tx8c.ir_utils import shape_of
 from tx8c.sim.reference import ReferenceExecutor
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
-from tx8c.target.mem_layout import byte_size, pack, unpack
+from tx8c.target.mem_layout import pack, stored_bytes, unpack
 
 __all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
 
@@ -169,7 +169,7 @@ class CModel(ReferenceExecutor):
         self._record(
             op,
             [
-                byte_size(shape_of(v), v.type.get_element_type(), layout, self.config)
+                stored_bytes(shape_of(v), v.type.get_element_type(), layout, self.config)
                 for v, layout in zip(op.operands, read_layouts, strict=True)
             ],
             [len(b.data) for b in results],
@@ -202,7 +202,7 @@ class CModel(ReferenceExecutor):
     def read(self, buffer: Buffer, t: TensorType, layout: LayoutMode) -> np.ndarray:
         """The array a kernel sees when it reads `buffer` as if laid out in `layout`."""
         shape, dtype = tuple(t.get_shape()), t.get_element_type()
-        need = byte_size(shape, dtype, layout, self.config)
+        need = stored_bytes(shape, dtype, layout, self.config)
         data = buffer.data
         if len(data) < need:  # memory past the end of the tensor reads as zeros
             data = data + bytes(need - len(data))
