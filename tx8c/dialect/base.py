@@ -44,7 +44,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from tx8c.dialect.attrs import DevAttr, ParallelAttr
+from tx8c.dialect.attrs import DevAttr, LayoutMode, ParallelAttr
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.errors import Tx8VerifyError
 from tx8c.interfaces import Compute, OpAttr, OpLib, ShapeInference, ShardingInterface
@@ -189,9 +189,6 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = None
     """Operands checked against DTYPES and required to share one dtype; None = all."""
     ATTR_KINDS: ClassVar[dict[str, str]] = {}
-    MEMORY_OP: ClassVar[bool] = False
-    """Moves or converts data between memories or layouts (DMA, ChannelNorm, LoadConst):
-    its values are its input's (or a loaded constant), so it is never folded or merged."""
 
     inputs = var_operand_def(AnyTensorType)
     outputs = var_result_def(AnyTensorType)
@@ -272,6 +269,11 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     @property
     def layout(self) -> str:
         return self.layout_str.data
+
+    def mem_layout(self) -> LayoutMode | None:
+        """The memory layout the op's `dev_info` gives its result(s); None without
+        dev_info (before the layout stage)."""
+        return self.dev_info.get("mem_layout") if self.dev_info is not None else None
 
     def input_types(self) -> list[TensorType]:
         return [o.type for o in self.operands]
@@ -359,6 +361,12 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         shapes = self.input_shapes() or [tuple(self.results[0].type.get_shape())]
         batch = shapes[0][0] if shapes[0] else 1
         return "Tensor" if batch == 1 else "NTensor"
+
+    def is_broadcast(self) -> bool:
+        """True for a V_VS op (seed 000): it broadcasts a lower-rank operand against its
+        complete operand (`complete_operand()`), whose alignment family it follows. Only
+        the broadcasting element-wise ops (BinaryOp, Where) can be; False here."""
+        return False
 
     def op_attr(self, **fields: Any) -> OpAttr:
         """An OpAttr with this op's default layout and the given fields."""

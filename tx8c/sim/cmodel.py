@@ -56,8 +56,10 @@ the bytes it wrote.
 What v1 does not model yet (DESIGN.md, "Numerics"): DDR/SPM addresses, tiles and slices,
 engine cycles. Values are separate buffers, not placed at their planned addresses.
 
-Which op converts between the families comes from OpLib (`reads_other_family`); which
-ops only move bytes unchanged (LoadVar/StoreVar) sits in one marked place, `_BYTE_MOVES`.
+What the cmodel asks an op comes from the op: which op converts between the families
+from OpLib (`reads_other_family`), which ops copy bytes unchanged from their `ByteMove`
+trait, which run a region (Group) from their `ExecutesRegion` trait
+(`tx8c.interfaces.traits`), and an op's mem_layout from `Tx8beOp.mem_layout()`.
 """
 
 from __future__ import annotations
@@ -72,18 +74,13 @@ from xdsl.ir import Operation
 from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
-from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion
 from tx8c.ir_utils import shape_of
-from tx8c.sim.reference import ReferenceExecutor
+from tx8c.sim.reference import ReferenceExecutor, require_tx8be
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import pack, stored_bytes, unpack
 
 __all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
-
-# -- op knowledge no interface offers yet (see the report of issue 4, item 7) -----------
-# ChannelNorm reads the family opposite to its `direction`; LoadVar/StoreVar copy bytes.
-_BYTE_MOVES: tuple[type[Operation], ...] = (LoadVarOp, StoreVarOp)
-
 
 @dataclass(frozen=True)
 class Buffer:
@@ -102,10 +99,10 @@ class OpTraffic:
     written: int
 
 
-def op_is_aligned(op: Operation) -> bool:
+def op_is_aligned(op: Tx8beOp) -> bool:
     """The op's kernel family: True when its dev_info mem_layout is Cx/NCx."""
-    dev = getattr(op, "dev_info", None)
-    return dev is not None and is_aligned(dev.get("mem_layout"))
+    layout = op.mem_layout()
+    return layout is not None and is_aligned(layout)
 
 
 class CModel(ReferenceExecutor):
@@ -146,12 +143,12 @@ class CModel(ReferenceExecutor):
 
     # -- one op --------------------------------------------------------------------------
     def run_op(self, op: Operation, values: list[Buffer]) -> list[Buffer]:
-        region_runner = getattr(op, "run_region", None)
-        if region_runner is not None:
-            return region_runner(self, values)
-        if isinstance(op, _BYTE_MOVES):
+        if op.has_trait(ExecutesRegion):  # Group: its body runs on the buffers
+            return op.run_region(self, values)
+        if op.has_trait(ByteMove):  # LoadVar, StoreVar
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
+        op = require_tx8be(op)
         read_aligned, write_aligned = self._families(op)
         read_layouts = [
             mem_layout_for(shape_of(v), aligned=read_aligned) for v in op.operands
@@ -177,22 +174,20 @@ class CModel(ReferenceExecutor):
         return results
 
     @staticmethod
-    def _families(op: Operation) -> tuple[bool, bool]:
+    def _families(op: Tx8beOp) -> tuple[bool, bool]:
         """(reads aligned, writes aligned) for an op's kernel."""
-        if isinstance(op, Tx8beOp) and op.reads_other_family():  # converts (ChannelNorm)
+        if op.reads_other_family():  # converts (ChannelNorm)
             writes = op.query_op_attr().align_mode == AlignMode.ALIGN
             return not writes, writes
         aligned = op_is_aligned(op)
         return aligned, aligned
 
     @staticmethod
-    def _result_layouts(op: Operation, aligned: bool) -> list[LayoutMode]:
+    def _result_layouts(op: Tx8beOp, aligned: bool) -> list[LayoutMode]:
         """The layout each result is written in (see the module docstring)."""
-        dev = getattr(op, "dev_info", None)
-        if dev is not None and len(op.results) == 1:
-            layout = dev.get("mem_layout")
-            if is_aligned(layout) == aligned:
-                return [layout]
+        layout = op.mem_layout()
+        if layout is not None and len(op.results) == 1 and is_aligned(layout) == aligned:
+            return [layout]
         return [mem_layout_for(shape_of(r), aligned=aligned) for r in op.results]
 
     def _record(self, op: Operation, read: list[int], written: list[int]) -> None:

@@ -65,6 +65,7 @@ from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
 
 UINT32_MAX = 2**32 - 1
 
@@ -136,7 +137,7 @@ class LoadConstOp(Tx8beOp):
     """
 
     name = "tx8be.LoadConst"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(MemoryOp(), ReadsConstContainer())
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     const_id = int_attr()
     bypass_codegen = bool_attr(optional=True)
@@ -223,7 +224,7 @@ class ChannelNormOp(_IdentityOp):
     """
 
     name = "tx8be.ChannelNorm"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(MemoryOp())
     direction = bool_attr()
 
     def output_align_mode(self) -> AlignMode:
@@ -246,7 +247,7 @@ class LoadVarOp(_IdentityOp):
     """
 
     name = "tx8be.LoadVar"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(ByteMove())
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
@@ -261,7 +262,7 @@ class StoreVarOp(_IdentityOp):
     """
 
     name = "tx8be.StoreVar"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(ByteMove())
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
@@ -299,7 +300,9 @@ class GroupOp(Tx8beOp):
 
     body = region_def("single_block")
     traits = lazy_traits_def(
-        lambda: (SingleBlockImplicitTerminator(YieldOp), IsolatedFromAbove())
+        lambda: (
+            SingleBlockImplicitTerminator(YieldOp), IsolatedFromAbove(), ExecutesRegion()
+        )
     )
     assembly_format = "`(` operands `)` attr-dict `:` functional-type(operands, results) $body"
 

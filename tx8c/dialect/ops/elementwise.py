@@ -18,6 +18,8 @@ from typing import ClassVar
 import numpy as np
 import scipy.special
 from xdsl.dialects.builtin import TensorType, i1
+from xdsl.irdl import traits_def
+from xdsl.traits import Commutative
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
@@ -76,8 +78,6 @@ class BinaryOp(BroadcastingOp):
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
-    COMMUTATIVE: ClassVar[bool] = False
-    """op(a, b) == op(b, a): rewrites may swap the operands."""
 
     def broadcast_result_shape(self) -> tuple[int, ...]:
         """The shape both operands broadcast to; raises when they do not."""
@@ -130,7 +130,7 @@ class AddOp(BinaryOp):
     """Element-wise Add with numpy broadcasting."""
 
     name = "tx8be.Add"
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.add(a, b)
@@ -151,7 +151,7 @@ class MulOp(BinaryOp):
     """Element-wise Mul with numpy broadcasting."""
 
     name = "tx8be.Mul"
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.multiply(a, b)
@@ -172,7 +172,7 @@ class MaxOp(BinaryOp):
     """Element-wise Max with numpy broadcasting."""
 
     name = "tx8be.Max"
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.maximum(a, b)
@@ -183,7 +183,7 @@ class MinOp(BinaryOp):
     """Element-wise Min with numpy broadcasting."""
 
     name = "tx8be.Min"
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.minimum(a, b)
@@ -212,7 +212,7 @@ class EqualOp(ComparisonOp):
 
     name = "tx8be.Equal"
     DTYPES: ClassVar[frozenset[str] | None] = ALL_DTYPES
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.equal(a, b)
@@ -264,7 +264,7 @@ class AndOp(BinaryOp):
 
     name = "tx8be.And"
     DTYPES: ClassVar[frozenset[str] | None] = BOOLS
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.logical_and(a, b)
@@ -276,7 +276,7 @@ class OrOp(BinaryOp):
 
     name = "tx8be.Or"
     DTYPES: ClassVar[frozenset[str] | None] = BOOLS
-    COMMUTATIVE: ClassVar[bool] = True
+    traits = traits_def(Commutative())
 
     def apply(self, a, b):
         return np.logical_or(a, b)

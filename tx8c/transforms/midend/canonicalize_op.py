@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Commutative
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops._util import upcast
@@ -225,7 +226,7 @@ def canonicalize_ops(module: ModuleOp, bias_mode: str = "split") -> None:
         if bias_mode == "split":
             if isinstance(op, BIAS_OPS) and op.operand_named("bias") is not None:
                 split_bias(op)
-            elif getattr(op, "COMMUTATIVE", False):  # put the constant second
+            elif op.has_trait(Commutative):  # put the constant second
                 constant_second(op)
         elif isinstance(op, AddOp):
             fuse_bias(op)

@@ -43,10 +43,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import ConstantLike
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.errors import Tx8ComputeError, Tx8Error
+from tx8c.interfaces.traits import MemoryOp
 from tx8c.ir_utils import defining_constant, erase_dead_constants, num_elements
 from tx8c.sim.reference import evaluate
 
@@ -71,7 +73,7 @@ class ConstantFolder:
         erase_dead_constants(list(self.inputs_of_folded))
 
     def can_fold(self, op: Operation) -> bool:
-        if not isinstance(op, Tx8beOp) or isinstance(op, ConstantOp) or op.MEMORY_OP:
+        if not isinstance(op, Tx8beOp) or op.has_trait(ConstantLike) or op.has_trait(MemoryOp):
             return False
         if op.regions or not op.operands or not op.results:
             return False
