@@ -12,18 +12,25 @@ Layout (seeds 001, 003): both are the ops whose layout is known from the start, 
 class of a, b and the result (e.g. "Tensor-Tensor-Tensor"); a bias is not listed and is
 Tensor-class.
 
+Both derive from `ProductOp`, which says where their channels and bias are (output and
+data channel axes, the weight's output axis, the bias as an Add operand and back) and how
+they absorb a per-channel scale into their weights: the knowledge the mid-end's folding
+passes ask for.
+
 Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result type.
 Quantised (integer) convolutions and matmuls are separate ops, so these take floats only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
@@ -39,8 +46,167 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
+from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.interfaces import Engine
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.ir_utils import channel_vector, constant_array, rebuilt
+
+# --------------------------------------------------------------------------------------
+# What Conv and Gemm share: a product with weights, and a bias per output channel
+# --------------------------------------------------------------------------------------
+
+
+class ProductOp(Tx8beOp):
+    """Conv and Gemm: `result = product(data, weight) + bias`, linear in the data (operand
+    0) and in the weight (operand 1), with an optional bias (operand 2) added after the
+    product per output channel.
+
+    The mid-end passes that move scales and biases into and out of these ops
+    (simplify-inference, fold-scale-axis, canonicalize-op, peephole, combine-parallel-*)
+    ask the op where its channels are and how it absorbs a scale, through the methods
+    below, instead of keeping a table per op kind. Each op says where its channels are;
+    the folds that follow from that are written once, here.
+    """
+
+    # -- where the channels are (each op) -----------------------------------------------
+    def output_channel_axis(self) -> int:
+        """The result axis of the output channels (what the bias is added along)."""
+        raise NotImplementedError
+
+    def data_channel_axis(self) -> int:
+        """The axis of the data operand that the product sums over: a scale along it can
+        move into the weight (`weight_scaled_by_input`)."""
+        raise NotImplementedError
+
+    def weight_output_axis(self) -> int:
+        """The weight axis of the output channels: a scale per output channel multiplies
+        the weight along it."""
+        raise NotImplementedError
+
+    def weight_scaled_by_input(self, weight: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """The weight that gives `product(data * scale, weight)` from the unscaled data,
+        `scale` being a vector along `data_channel_axis`."""
+        raise NotImplementedError
+
+    def bias_addend_shape(self, bias_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape the bias takes as the second operand of an Add with the result that
+        adds it like the op does (it broadcasts along the output channels)."""
+        raise NotImplementedError
+
+    def bias_from_addend(
+        self, addend: np.ndarray, out_shape: Sequence[int]
+    ) -> np.ndarray | None:
+        """The bias operand equal to adding `addend` to a result of `out_shape`; None when
+        no bias is (the addend varies where a bias cannot)."""
+        raise NotImplementedError
+
+    # -- scale factors the op has in its attributes (Gemm's alpha and beta) ---------------
+    def bias_scale(self) -> float:
+        """The factor the op multiplies its bias by (Gemm: beta); 1 by default."""
+        return 1.0
+
+    def unscaled_bias_attrs(self) -> dict[str, Any]:
+        """The attribute changes under which the bias is added as it is (Gemm: beta = 1)."""
+        return {}
+
+    def attrs_scaled_by(self, factor: float) -> dict[str, Any] | None:
+        """The attribute changes that scale the whole result by `factor`; None when the
+        op has no such attribute (Conv)."""
+        return None
+
+    # -- folds (shared) -----------------------------------------------------------------
+    def constant_weights(self) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """(weight, bias) arrays when both are constants (a missing bias is None)."""
+        weight = constant_array(self.operands[1])
+        bias_value = self.operand_named("bias")
+        bias = constant_array(bias_value)
+        if weight is None or (bias_value is not None and bias is None):
+            return None
+        return weight, bias
+
+    def output_affine_folded(
+        self, scale: np.ndarray, shift: np.ndarray | None
+    ) -> list[Operation] | None:
+        """Ops computing `self * scale + shift`, `scale` and `shift` being per output
+        channel: new weight and bias Constants, then a copy of the op reading them (last).
+        None when the weight or bias is not constant or a factor is not finite. The new
+        weights are computed in float64 and rounded once to the result's type."""
+        weights = self.constant_weights()
+        if weights is None or not _finite(scale) or (shift is not None and not _finite(shift)):
+            return None
+        weight, bias = (w.astype(np.float64) if w is not None else None for w in weights)
+        scale = scale.astype(np.float64)
+        if bias is not None:
+            bias = bias * self.bias_scale()  # the new bias is added unscaled
+        new_bias = _affine(bias, scale, None if shift is None else shift.astype(np.float64))
+        new_weight = _scaled_along(weight, scale, self.weight_output_axis())
+        return self._with_weights(
+            self.operands[0], new_weight, new_bias, self.unscaled_bias_attrs()
+        )
+
+    def input_scale_folded(self, data: SSAValue, scale: np.ndarray) -> list[Operation] | None:
+        """Ops computing `self` on `data * scale` from `data` itself, `scale` being a
+        vector along `data_channel_axis`: a new weight Constant, then a copy of the op on
+        `data` reading it (last; the bias stays). None when the weight or bias is not
+        constant."""
+        weights = self.constant_weights()
+        if weights is None:
+            return None
+        weight = self.weight_scaled_by_input(
+            weights[0].astype(np.float64), scale.astype(np.float64)
+        )
+        return self._with_weights(data, weight, None, {}, keep_bias=True)
+
+    def uniform_scale_folded(self, scale: np.ndarray) -> Operation | None:
+        """A copy of the op computing `self * s` for one scalar s (all of `scale` equal)
+        through its attributes (Gemm: alpha and beta), for weights that are not constants;
+        None when the op has no such attribute or the factors differ."""
+        if not _finite(scale) or np.any(scale != scale.flat[0]):
+            return None
+        attrs = self.attrs_scaled_by(float(scale.flat[0]))
+        return None if attrs is None else rebuilt(self, **attrs)
+
+    def _with_weights(
+        self,
+        data: SSAValue,
+        weight: np.ndarray,
+        bias: np.ndarray | None,
+        attrs: dict[str, Any],
+        keep_bias: bool = False,
+    ) -> list[Operation]:
+        """Constants for `weight` (and `bias`) in the result's type, then a copy of the op
+        on `data` reading them (keeping its own bias when `keep_bias`), with `attrs`."""
+        dtype = self.result_dtype()
+        constants = [
+            ConstantOp.from_array(np.asarray(array).astype(dtype))
+            for array in (weight, bias)
+            if array is not None
+        ]
+        operands = [data, *(c.results[0] for c in constants)]
+        own_bias = self.operand_named("bias")
+        if keep_bias and own_bias is not None:
+            operands.append(own_bias)
+        return [*constants, rebuilt(self, operands, **attrs)]
+
+
+def _finite(array: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(array)))
+
+
+def _scaled_along(array: np.ndarray, factors: np.ndarray, axis: int) -> np.ndarray:
+    """`array` multiplied by the vector `factors` along `axis`."""
+    along = [1] * array.ndim
+    along[axis] = -1
+    return array * factors.reshape(along)
+
+
+def _affine(bias: np.ndarray | None, scale: np.ndarray, shift: np.ndarray | None):
+    """bias * scale + shift, with a missing bias or shift being zero (None if both are)."""
+    if bias is None and shift is None:
+        return None
+    out = scale * bias if bias is not None else np.zeros_like(scale)
+    return out + shift if shift is not None else out
+
 
 # --------------------------------------------------------------------------------------
 # Conv
@@ -70,7 +236,7 @@ def _shape_str(shape) -> str:
 
 
 @tx8be_op
-class ConvOp(Tx8beOp):
+class ConvOp(ProductOp):
     """2-D convolution `output = conv(input, weight) + bias`, like ONNX Conv in 2-D.
 
     Operands: `input` [N, C_in, H, W] (NCHW) or [N, H, W, C_in] (NHWC); `weight`
@@ -162,6 +328,50 @@ class ConvOp(Tx8beOp):
                 f"padded input {_shape_str(padded)}"
             )
         return (padded[0] - kernel[0]) // sh + 1, (padded[1] - kernel[1]) // sw + 1
+
+    # -- channels (ProductOp) ------------------------------------------------------------
+    def output_channel_axis(self) -> int:
+        """C of `data_format`."""
+        return self.attr("data_format").index("C")
+
+    def data_channel_axis(self) -> int:
+        """C of `data_format` (the input is laid out like the result)."""
+        return self.attr("data_format").index("C")
+
+    def weight_output_axis(self) -> int:
+        """O of `weight_format`."""
+        return self.attr("weight_format").index("O")
+
+    def weight_scaled_by_input(self, weight: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """Output channel o meets only the input channels of its group: with groups > 1,
+        input channel c is the weight's input index c mod (C_in / groups) of the outputs
+        of group c // (C_in / groups)."""
+        fmt = self.attr("weight_format")
+        o_axis, i_axis = fmt.index("O"), fmt.index("I")
+        c_out, per_group = weight.shape[o_axis], weight.shape[i_axis]
+        groups = self.attr("groups")
+        # factor[o, i] = scale[the input channel output o reads at weight index i]
+        factor = np.repeat(scale.reshape(groups, per_group), c_out // groups, axis=0)
+        if o_axis == 0:  # OIHW: [O, I] broadcast over the trailing kh, kw
+            factor = factor[:, :, None, None]
+        return weight * factor
+
+    def bias_addend_shape(self, bias_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The bias [C] along the channel axis, right-aligned (ExpandBiasToMatchAxis):
+        [C, 1, 1] in NCHW, [C] in NHWC."""
+        return (*bias_shape, *([1] * (3 - self.output_channel_axis())))
+
+    def bias_from_addend(
+        self, addend: np.ndarray, out_shape: Sequence[int]
+    ) -> np.ndarray | None:
+        """A Conv bias is a [C_out] vector: only an addend that varies along the channel
+        axis alone is one."""
+        return channel_vector(addend, out_shape, self.output_channel_axis())
+
+    def kernel_size(self) -> tuple[int, int]:
+        """(kh, kw) of the weight, whatever its format."""
+        geometry = self.geometry()
+        return geometry.kh, geometry.kw
 
     def verify_op(self) -> None:
         geo = self.geometry()
@@ -257,7 +467,7 @@ def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
 
 
 @tx8be_op
-class GemmOp(Tx8beOp):
+class GemmOp(ProductOp):
     """Batched matrix product `alpha * op(a) @ op(b) + beta * bias`.
 
     Operands: `a` [..., M, K] ([..., K, M] when `trans_a`), `b` [..., K, N] ([..., N, K]
@@ -313,6 +523,47 @@ class GemmOp(Tx8beOp):
                     f"bias shape {list(bias_shape)} does not broadcast to the result "
                     f"shape {list(shape)}"
                 )
+
+    # -- channels (ProductOp) ------------------------------------------------------------
+    def output_channel_axis(self) -> int:
+        """N, the result's last axis."""
+        return len(self.results[0].type.get_shape()) - 1
+
+    def data_channel_axis(self) -> int:
+        """K of op(a): the last axis of a, or the one before when `trans_a`."""
+        return -2 if self.attr("trans_a") else -1
+
+    def weight_output_axis(self) -> int:
+        """N of op(b): the last axis of b, or the one before when `trans_b`."""
+        return -2 if self.attr("trans_b") else -1
+
+    def weight_scaled_by_input(self, weight: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """op(a) * s along K is op(a) @ (s * op(b)) along op(b)'s K axis."""
+        return _scaled_along(weight, scale, -1 if self.attr("trans_b") else -2)
+
+    def bias_addend_shape(self, bias_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The bias already broadcasts to the result."""
+        return bias_shape
+
+    def bias_from_addend(
+        self, addend: np.ndarray, out_shape: Sequence[int]
+    ) -> np.ndarray | None:
+        """Any addend that broadcasts to the result is a Gemm bias."""
+        out_shape = tuple(out_shape)
+        return addend if broadcast_shape(addend.shape, out_shape) == out_shape else None
+
+    def bias_scale(self) -> float:
+        return self.attr("beta")
+
+    def unscaled_bias_attrs(self) -> dict[str, Any]:
+        return {"beta": 1.0}
+
+    def attrs_scaled_by(self, factor: float) -> dict[str, Any] | None:
+        """s * (alpha * A @ B + beta * bias): the factor goes into alpha (and beta)."""
+        attrs = {"alpha": self.attr("alpha") * factor}
+        if self.operand_named("bias") is not None:
+            attrs["beta"] = self.attr("beta") * factor
+        return attrs
 
     def infer_shapes(self) -> list[TensorType]:
         return [result_type_like(self._result_shape(), self.operands[0].type)]

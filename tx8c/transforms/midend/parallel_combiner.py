@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import AddOp, BinaryOp, UnaryOp
 from tx8c.dialect.ops.movement import SplitOp
 from tx8c.ir_utils import (
@@ -56,34 +57,42 @@ from tx8c.ir_utils import (
 
 
 class BranchKind(ABC):
-    """What the combiner needs to know about one op kind (Conv, Gemm)."""
+    """What the combiner needs to know about one op kind (Conv, Gemm) beyond what the op
+    itself says (`ProductOp`: its output channel axes, along which the branches and their
+    weights are stacked, and what bias an added constant makes)."""
 
-    op_class: type[Tx8beOp]
+    op_class: type[ProductOp]
 
     @abstractmethod
-    def signature(self, op: Tx8beOp) -> Hashable | None:
+    def signature(self, op: ProductOp) -> Hashable | None:
         """Ops with the same first operand and equal signatures combine; None when `op`
         cannot take part (non-constant weights, unsupported attributes)."""
 
     @abstractmethod
-    def output_axis(self, op: Tx8beOp) -> int:
-        """The result axis along which the branches are stacked."""
+    def stacked_bias(self, group: Sequence[ProductOp]) -> np.ndarray:
+        """The wide op's bias: the constant biases of the group (they all have one) side
+        by side."""
 
-    @abstractmethod
-    def has_bias(self, op: Tx8beOp) -> bool:
-        """Whether the op has a bias operand."""
 
-    @abstractmethod
-    def bias_from(
-        self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
-    ) -> np.ndarray | None:
-        """`constant`, added to the wide result (of `wide_shape`, branches stacked along
-        `axis`), as the wide op's bias operand; None when its bias cannot express it."""
-
-    @abstractmethod
-    def widen(self, group: Sequence[Tx8beOp], bias: np.ndarray | None) -> list[Operation]:
-        """New ops computing the group as one op: its new constants, then the wide op
-        last. `bias`, when given, is added to the wide op's result (the group has none)."""
+def widen(
+    kind: BranchKind, group: Sequence[ProductOp], bias: np.ndarray | None
+) -> list[Operation]:
+    """New ops computing the group as one op: its new constants, then the wide op last.
+    `bias`, when given, is added to the wide op's result (the group has none)."""
+    first = group[0]
+    weights = np.concatenate(
+        [constant_array(op.operands[1]) for op in group], axis=first.weight_output_axis()
+    )
+    attrs = {}
+    if first.operand_named("bias") is not None:
+        bias = kind.stacked_bias(group)
+    elif bias is not None:
+        attrs = first.unscaled_bias_attrs()  # the absorbed Add was not scaled
+    constants = [ConstantOp.from_array(weights)]
+    if bias is not None:
+        constants.append(ConstantOp.from_array(bias))
+    operands = [first.operands[0], *(c.results[0] for c in constants)]
+    return [*constants, rebuilt(first, operands, **attrs)]
 
 
 @dataclass
@@ -107,9 +116,9 @@ class ChainStep:
         return [const, rebuilt(self.ops[0], operands)]
 
 
-def find_groups(block: Block, kind: BranchKind) -> list[list[Tx8beOp]]:
+def find_groups(block: Block, kind: BranchKind) -> list[list[ProductOp]]:
     """The ops of `kind` in `block` grouped by (first operand, signature), in order."""
-    groups: dict[tuple[SSAValue, Hashable], list[Tx8beOp]] = {}
+    groups: dict[tuple[SSAValue, Hashable], list[ProductOp]] = {}
     for op in block.ops:
         if isinstance(op, kind.op_class):
             signature = kind.signature(op)
@@ -154,26 +163,26 @@ def follow_elementwise(values: Sequence[SSAValue], axis: int) -> list[ChainStep]
 
 
 def _absorbed_bias(
-    kind: BranchKind, group: Sequence[Tx8beOp], steps: list[ChainStep], axis: int
+    group: Sequence[ProductOp], steps: list[ChainStep], axis: int
 ) -> np.ndarray | None:
     """The first step's constant as the wide op's bias, when it is an Add and fits."""
     if not steps or not isinstance(steps[0].ops[0], AddOp):
         return None
-    if any(kind.has_bias(op) for op in group):
+    if any(op.operand_named("bias") is not None for op in group):
         return None
     wide_shape = list(shape_of(group[0].results[0]))
     wide_shape[axis] = sum(shape_of(op.results[0])[axis] for op in group)
-    return kind.bias_from(steps[0].constant, tuple(wide_shape), axis)
+    return group[0].bias_from_addend(steps[0].constant, wide_shape)
 
 
-def combine_group(group: Sequence[Tx8beOp], kind: BranchKind) -> None:
+def combine_group(group: Sequence[ProductOp], kind: BranchKind) -> None:
     """Replace the branches of `group` (and what follows them alike) by one wide op and
     a Split."""
-    axis = kind.output_axis(group[0])
+    axis = group[0].output_channel_axis()
     sizes = [shape_of(op.results[0])[axis] for op in group]
     steps = follow_elementwise([op.results[0] for op in group], axis)
-    bias = _absorbed_bias(kind, group, steps, axis)
-    new_ops = kind.widen(group, bias)
+    bias = _absorbed_bias(group, steps, axis)
+    new_ops = widen(kind, group, bias)
     value = new_ops[-1].results[0]
     for step in steps[1:] if bias is not None else steps:
         built = step.build(value)

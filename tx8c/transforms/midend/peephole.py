@@ -72,10 +72,6 @@ from tx8c.ir_utils import (
     shape_of,
     sole_user,
 )
-from tx8c.transforms.midend.combine_parallel_conv import (
-    CHANNEL_AXIS_OF_DATA,
-    OUT_CHANNEL_AXIS_OF_WEIGHT,
-)
 
 
 def in_dtype_of(result: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -128,7 +124,7 @@ class FoldConvAddMul(RewritePattern):
         if bias is not None and not is_constant(bias):
             return
         out_shape = shape_of(conv.results[0])
-        axis = CHANNEL_AXIS_OF_DATA[conv.attr("data_format")]
+        axis = conv.output_channel_axis()
         a = channel_vector(shift, out_shape, axis)
         if a is None or shape_of(add.results[0]) != out_shape:
             return
@@ -162,7 +158,7 @@ def _scaled_weight_and_bias(conv: ConvOp, m: np.ndarray, a: np.ndarray):
     m32, a32 = m.astype(np.float32), a.astype(np.float32)
     b32 = np.zeros_like(m32) if bias is None else bias.astype(np.float32)
     along = [1] * weight.ndim
-    along[OUT_CHANNEL_AXIS_OF_WEIGHT[conv.attr("weight_format")]] = -1
+    along[conv.weight_output_axis()] = -1
     new_weight = weight.astype(np.float32) * m32.reshape(along)
     return in_dtype_of(new_weight, weight), in_dtype_of((b32 + a32) * m32, weight)
 
@@ -267,7 +263,7 @@ class FcToConv(RewritePattern):
         bias = gemm.operand_named("bias")
         vector = None
         if bias is not None:
-            vector = channel_vector(constant_array(bias), out_shape, len(out_shape) - 1) \
+            vector = channel_vector(constant_array(bias), out_shape, gemm.output_channel_axis()) \
                 if is_constant(bias) else None
             if vector is None:
                 return

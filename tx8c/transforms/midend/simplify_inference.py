@@ -54,12 +54,12 @@ from xdsl.rewriter import InsertPoint
 
 from tx8c.dialect.ops._util import normalize_axis
 from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import AddOp, CastOp, MulOp, RsqrtOp, SubOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.ir_utils import constant_array, erase_dead_constants
-from tx8c.transforms.midend.fold_scale_axis import fold_output_affine, output_channel_axis
 
 
 def scale_and_shift(
@@ -115,11 +115,15 @@ class SimplifyBatchNorm(RewritePattern):
         """Fold into the producing Conv/Gemm when legal; True when done."""
         x = bn.operands[0]
         producer = x.owner
-        if not x.has_one_use() or output_channel_axis(producer) != axis:
+        if not isinstance(producer, ProductOp) or not x.has_one_use():
             return False
-        new = fold_output_affine(producer, scale, shift, rewriter)
-        if new is None:
+        if producer.output_channel_axis() != axis:
             return False
+        new_ops = producer.output_affine_folded(scale, shift)
+        if new_ops is None:
+            return False
+        rewriter.insert(new_ops, InsertPoint.before(producer))
+        new = new_ops[-1]
         operands = list(bn.operands) + list(producer.operands)
         rewriter.replace(bn, [], list(new.results))
         rewriter.erase(producer)
