@@ -13,8 +13,8 @@ none. A group combines only with at least `min-num-branches` (default 3) such Co
 
 Guarantees: the same results (each output channel is the same sum as before); the
 element-wise ops that follow every branch alike are combined too (a per-channel Add right
-after bias-free Convs becomes the wide Conv's bias), see `parallel_combiner`. Weights that
-no op uses any more are erased.
+after bias-free Convs becomes the wide Conv's bias), see `tx8c.analysis.parallel_combiner`.
+Weights that no op uses any more are erased.
 
 Departures from the seed: none in what combines (TVM's combiner also requires equal
 arguments except the number of output channels, and groups = 1); the element-wise ops
@@ -32,10 +32,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tx8c.analysis.parallel_combiner import BranchKind, combine_parallel
 from tx8c.dialect.ops.conv_gemm import ConvOp
 from tx8c.dialect.types import short_name
 from tx8c.ir_utils import constant_array, is_constant
-from tx8c.transforms.midend.parallel_combiner import BranchKind, combine_parallel
 
 
 class ConvBranches(BranchKind):

@@ -15,7 +15,7 @@ Guarantees: the same results (each output element is the same dot product as bef
 to the order a matmul library sums in); the element-wise ops that follow every branch alike
 (the bias Add the importer writes after MatMul, activations, ...) are combined too, and a
 bias Add right after bias-free Gemms becomes the wide Gemm's bias (with beta = 1), see
-`parallel_combiner`. Weights that no op uses any more are erased.
+`tx8c.analysis.parallel_combiner`. Weights that no op uses any more are erased.
 
 Departures from the seed: the seed's dense has a 2-D weight and no transposes; here any
 Gemm with a constant `b` qualifies (batched `b` included), because its output axis N is
@@ -34,6 +34,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tx8c.analysis.parallel_combiner import BranchKind, combine_parallel
 from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.dialect.types import short_name
 from tx8c.ir_utils import (
@@ -44,7 +45,6 @@ from tx8c.ir_utils import (
     shape_of,
     stack_along,
 )
-from tx8c.transforms.midend.parallel_combiner import BranchKind, combine_parallel
 
 
 class GemmBranches(BranchKind):

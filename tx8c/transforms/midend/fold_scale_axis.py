@@ -35,9 +35,9 @@ Departures from the seed:
 - A forward scale folds when its value feeds several Conv/Gemm that all absorb it (each gets
   its own scaled weights): the Q/K/V projections after an RMSNorm weight, for example.
 - The new weights are computed here with numpy (no Mul on the weights is created for
-  FoldConstant to evaluate). The seed's closing FoldConstant still runs, by applying the
-  `fold-constant` pass (option `fold-constant`, default true), for the constants the
-  program has elsewhere.
+  FoldConstant to evaluate). The seed's closing FoldConstant still runs (option
+  `fold-constant`, default true: the walk of the `fold-constant` pass, with its default
+  size limit), for the constants the program has elsewhere.
 
 How Conv and Gemm absorb a scale (their channel axes, weight and bias) is theirs to say:
 the pass asks the `ProductOp` methods (`output_affine_folded`, `input_scale_folded`,
@@ -62,10 +62,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from tx8c.analysis.constant_folder import DEFAULT_MAX_ELEMENTS, ConstantFolder
 from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import MulOp
 from tx8c.ir_utils import channel_vector, constant_array, erase_dead_constants, shape_of
-from tx8c.transforms.midend.fold_constant import FoldConstantPass
 
 # --------------------------------------------------------------------------------------
 # Helpers
@@ -187,4 +187,4 @@ class FoldScaleAxisPass(ModulePass):
         for pattern in patterns:  # the seed's order: all backward folds, then forward
             PatternRewriteWalker(pattern).rewrite_module(op)
         if self.fold_constant:
-            FoldConstantPass().apply(ctx, op)
+            ConstantFolder(DEFAULT_MAX_ELEMENTS).run(op)  # the fold-constant pass's walk

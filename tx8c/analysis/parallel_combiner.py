@@ -1,13 +1,16 @@
 """The machinery shared by combine-parallel-conv and combine-parallel-gemm (seed 004,
 ParallelOpCombiner).
 
-Not a pass. The seed's combiner finds groups of branches (`BranchGroupFinder`): ops of one
-kind that read the same input and "can be combined"; a group with at least
-`min_num_branches` ops becomes one wider op whose result is cut back into the branches.
-Here a `BranchKind` says what the seed's `IsSupportedOp` / `CanOpsBeCombined` /
-`MakeCombinedOp` say for one op kind: a hashable `signature` (ops with the same input and
-signature can be combined), the result axis the branches are stacked on, and how to build
-the wide op from the branch ops' constant weights.
+Not a pass: a library that two passes use (`tx8c/transforms/` holds passes only). The
+seed's combiner finds groups of branches (`BranchGroupFinder`): ops of one kind that read
+the same input and "can be combined"; a group with at least `min_num_branches` ops becomes
+one wider op whose result is cut back into the branches. Here a `BranchKind` says what
+the seed's `IsSupportedOp` / `CanOpsBeCombined` say for one op kind: a hashable
+`signature` (ops with the same input and signature can be combined) and how the branches'
+constant biases stack. The rest (`MakeCombinedOp`) is asked of the ops (`ProductOp`): the
+result axis the branches are stacked on is their output channel axis, their weights are
+concatenated along the weight's output axis, and an absorbed Add becomes a bias through
+`bias_from_addend`.
 
 Like the seed's combiner (which extends branches through the element-wise ops that follow
 them), a group also absorbs the element-wise ops that follow every branch alike: the same
