@@ -72,13 +72,14 @@ from tx8c.ir_utils import channel_vector, constant_array, erase_dead_constants, 
 # --------------------------------------------------------------------------------------
 
 
-def split_constant_operand(mul: Operation) -> tuple[SSAValue, np.ndarray] | None:
-    """(the non-constant operand, the constant's array) of a Mul by a constant, or None."""
+def constant_factor(mul: Operation) -> tuple[SSAValue, SSAValue, np.ndarray] | None:
+    """(the non-constant operand, the constant operand, its array) of a Mul by a constant
+    that does not broadcast the other operand to a larger shape; None for other Muls."""
     lhs, rhs = mul.operands
     for data, const in ((lhs, rhs), (rhs, lhs)):
         array = constant_array(const)
         if array is not None and constant_array(data) is None:
-            return data, array
+            return (data, const, array) if shape_of(mul.results[0]) == shape_of(data) else None
     return None
 
 
@@ -100,19 +101,27 @@ def _replace_and_clean(old: Operation, new: Operation, rewriter: PatternRewriter
 # --------------------------------------------------------------------------------------
 
 
-class BackwardFold(RewritePattern):
-    """Mul(Conv/Gemm(...), per-output-channel constant) -> Conv/Gemm with scaled weights."""
+class _ConstantFactorFold(RewritePattern):
+    """Both directions start from a Mul by a constant (`constant_factor`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, mul: MulOp, rewriter: PatternRewriter) -> None:
-        split = split_constant_operand(mul)
-        if split is None:
-            return
-        data, scale = split
+        factor = constant_factor(mul)
+        if factor is not None:
+            self.fold(mul, *factor, rewriter)
+
+    def fold(self, mul: MulOp, data: SSAValue, const: SSAValue, scale: np.ndarray,
+             rewriter: PatternRewriter) -> None:
+        """Fold `mul` = data * const (`scale` is const's array) if this direction can."""
+        raise NotImplementedError
+
+
+class BackwardFold(_ConstantFactorFold):
+    """Mul(Conv/Gemm(...), per-output-channel constant) -> Conv/Gemm with scaled weights."""
+
+    def fold(self, mul, data, const, scale, rewriter) -> None:
         producer = data.owner
         if not isinstance(producer, ProductOp) or not data.has_one_use():
-            return
-        if shape_of(mul.results[0]) != shape_of(data):
             return
         vector = channel_vector(scale, shape_of(data), producer.output_channel_axis())
         if vector is None:
@@ -124,23 +133,17 @@ class BackwardFold(RewritePattern):
         if new_ops is None:
             return
         new = _insert_before(producer, new_ops, rewriter)
-        scale_value = [o for o in mul.operands if o is not data]
         rewriter.replace(mul, [], list(new.results))
         _replace_and_clean(producer, new, rewriter)
-        erase_dead_constants(scale_value, rewriter.erase)
+        erase_dead_constants([const], rewriter.erase)
 
 
-class ForwardFold(RewritePattern):
+class ForwardFold(_ConstantFactorFold):
     """Conv/Gemm(Mul(x, per-input-channel constant), W) -> Conv/Gemm(x, scaled W)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, mul: MulOp, rewriter: PatternRewriter) -> None:
-        split = split_constant_operand(mul)
-        if split is None:
-            return
-        data, scale = split
+    def fold(self, mul, data, const, scale, rewriter) -> None:
         scaled = mul.results[0]
-        if shape_of(scaled) != shape_of(data) or not scaled.uses or not _finite(scale):
+        if not scaled.uses or not _finite(scale):
             return
         plans = [self._plan(use.operation, use.index, scale) for use in scaled.uses]
         if any(plan is None for plan in plans):
@@ -148,9 +151,8 @@ class ForwardFold(RewritePattern):
         for user, vector in plans:  # every user absorbs it: now build
             new_ops = user.input_scale_folded(data, vector)
             _replace_and_clean(user, _insert_before(user, new_ops, rewriter), rewriter)
-        scale_value = [o for o in mul.operands if o is not data]
         rewriter.erase(mul)
-        erase_dead_constants(scale_value, rewriter.erase)
+        erase_dead_constants([const], rewriter.erase)
 
     @staticmethod
     def _plan(user: Operation, index: int, scale: np.ndarray):
