@@ -22,11 +22,13 @@ Not folded:
   tensor stays an op instead of becoming a huge constant; `max-elements=0` disables
   folding. The operands count too: folding decodes them to numpy arrays and runs the
   compute over them, however small the result (a Slice of a huge tensor);
-- ops without a compute (LoadConst needs the constant container; compute raises
-  `Tx8ComputeError`) and ops with regions (Group);
-- the backend's data-movement ops ChannelNorm, LoadVar and StoreVar: their compute is the
-  identity on logical values, but their real effect is on memory (an alignment
+- ops without a compute (compute raises `Tx8ComputeError`) and ops with regions (Group);
+- the backend's memory ops (the `MemoryOp` trait: LoadConst, ChannelNorm, LoadVar,
+  StoreVar): their compute is the identity on logical values (or, for LoadConst, needs
+  the constant container), but their real effect is on memory (a load, an alignment
   conversion, a DMA), which folding would silently drop.
+
+The walk itself is `tx8c.analysis.constant_folder` (fold-scale-axis runs it too).
 
 Departures from the seed: Relay folds through tuples and calls the interpreter on the
 whole sub-expression; here each op is folded on its own, which gives the same result in
