@@ -90,7 +90,7 @@ def _computed_addend(op: ProductOp, bias: SSAValue) -> list[Operation]:
         scale = ConstantOp.from_array(np.asarray(beta).astype(dtype))
         ops += [scale, MulOp.make([bias, scale.results[0]])]
         bias = ops[-1].results[0]
-    bias_shape = tuple(bias.type.get_shape())
+    bias_shape = shape_of(bias)
     shape = op.bias_addend_shape(bias_shape)
     if shape != bias_shape:
         ops.append(ReshapeOp.make([bias], shape=shape))
@@ -99,7 +99,7 @@ def _computed_addend(op: ProductOp, bias: SSAValue) -> list[Operation]:
 
 def _addend_ops(op: ProductOp, bias: SSAValue) -> list[Operation]:
     """Ops whose last result is the addend; none when the bias already is the addend."""
-    bias_shape = tuple(bias.type.get_shape())
+    bias_shape = shape_of(bias)
     if op.bias_scale() == 1.0 and op.bias_addend_shape(bias_shape) == bias_shape:
         return []
     constant = defining_constant(bias)

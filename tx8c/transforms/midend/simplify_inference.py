@@ -59,7 +59,7 @@ from tx8c.dialect.ops.elementwise import AddOp, CastOp, MulOp, RsqrtOp, SubOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
-from tx8c.ir_utils import constant_array, erase_dead_constants
+from tx8c.ir_utils import constant_array, erase_dead_constants, shape_of
 
 
 def scale_and_shift(
@@ -95,7 +95,7 @@ class SimplifyBatchNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, bn: BatchNormInferenceOp, rewriter: PatternRewriter) -> None:
         x = bn.operands[0]
-        axis = normalize_axis(bn.attr("axis"), len(x.type.get_shape()))
+        axis = normalize_axis(bn.attr("axis"), len(shape_of(x)))
         params = [constant_array(v) for v in bn.operands[1:]]
         emit = _Emitter(rewriter, bn)
         if all(p is not None for p in params):
@@ -133,8 +133,8 @@ class SimplifyBatchNorm(RewritePattern):
 
 def _broadcast_shape(x: SSAValue, axis: int) -> list[int]:
     """[1, .., C, .., 1]: C at `axis`, as many dims as x."""
-    shape = [1] * len(x.type.get_shape())
-    shape[axis] = x.type.get_shape()[axis]
+    shape = [1] * len(shape_of(x))
+    shape[axis] = shape_of(x)[axis]
     return shape
 
 
