@@ -22,8 +22,8 @@ Bytes. A tensor value has two sizes, and each has one name:
   Tensor/NTensor). SPM and DDR allocation must only ever use stored bytes: a buffer sized
   by its logical bytes overlaps the next one as soon as the value is channel-aligned.
 
-This module sits below the dialect: it imports xDSL, numpy and the dialect's leaf helpers
-only, so the interfaces and the op classes can use it too. It therefore recognises a
+This module sits below the dialect: it imports xDSL, numpy, the dialect's leaf helpers and
+`tx8c.target` only, so the interfaces and the op classes can use it too. It therefore recognises a
 constant by xDSL's `ConstantLike` trait (which `tx8be.Constant` declares) and rebuilds an
 op through the op's own class, never by importing an op class.
 """
