@@ -2,8 +2,19 @@
 
 `query_op_attr()` tells the backend what an op needs: its alignment (seed 000), whether it
 needs NHWC/HWOI data (seed 002), which engine runs it, and how it is loaded and stored.
-`imm_size`, `clock_cycles` and `gen_op_code` are declared here and implemented with the
-slicing and codegen work; until then calling them raises `NotImplementedError`.
+
+For the slicing search (seed 003: getImmSpSize, getOpClockCycle) an op also answers, for
+one slice of its loop space (`tx8c.interfaces.sharding`):
+
+- `imm_bytes(slice, config)`: the scratch SPM its kernel needs besides its operands and
+  results, in stored bytes (`tx8c.target.mem_layout.byte_size` in the layout the kernel
+  works in);
+- `work(slice)`: what the kernel does, as counts (`Work`: matrix products for the NE,
+  element passes for the CT, bytes for the LSU). No hardware number appears in an op:
+  `tx8c.target.cost` alone turns work into cycles with a `TX8Config`.
+
+The seed's `genOpCode` (the C call of the op) belongs to code generation and is added
+with it.
 """
 
 from __future__ import annotations
@@ -49,9 +60,116 @@ class OpAttr:
     has_kernel: bool = True
 
 
+@dataclass(frozen=True)
+class Matmul:
+    """`batch` independent products of an (m x k) and a (k x n) matrix on the NE."""
+
+    batch: int
+    m: int
+    k: int
+    n: int
+
+    @property
+    def macs(self) -> int:
+        return self.batch * self.m * self.k * self.n
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """A tensor of `shape` and element type `dtype` (IR name) moved in memory layout
+    `layout` (a `LayoutMode` name): the cost model sizes it in stored bytes. `ddr`: one
+    side of the transfer is DDR (RDMA/WDMA, sharing the chip's DDR bandwidth); else it
+    moves inside SPM (TDMA)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    layout: str
+    ddr: bool = True
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one slice of an op does, as plain counts (no hardware numbers).
+
+    - `engine`: the engine that runs it; `dtype`: the element type it computes in (IR
+      name; the NE's rate depends on it, the CT's through its width in bytes);
+    - `matmuls`: NE matrix products (the cost model pads them to its MAC blocks);
+    - `ct_arith`: CT element passes of simple arithmetic (add, mul, compare, select, copy,
+      max/min, reduction steps), counted in elements;
+    - `ct_special`: CT element passes of transcendental functions, division and square
+      roots, counted in elements;
+    - `transfers`: tensors an LSU transfer (DMA, TDMA, gather) moves;
+    - `flops`: the useful arithmetic operations (two per multiply-add, one per other
+      element operation), unpadded: what the roofline counts.
+    """
+
+    engine: Engine
+    dtype: str
+    matmuls: tuple[Matmul, ...] = ()
+    ct_arith: int = 0
+    ct_special: int = 0
+    transfers: tuple[Transfer, ...] = ()
+    flops: int = 0
+
+    @property
+    def macs(self) -> int:
+        return sum(m.macs for m in self.matmuls)
+
+
+def num_elements(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= int(d)
+    return count
+
+
+def ct_work(op, shape, arith: int = 0, special: int = 0, flops: int | None = None) -> Work:
+    """CT work of `arith` simple and `special` transcendental element passes over a slice
+    of `shape`; flops default to one per element per pass."""
+    n = num_elements(shape)
+    passes = arith + special
+    return Work(
+        Engine.CT, op.compute_dtype(), ct_arith=arith * n, ct_special=special * n,
+        flops=n * passes if flops is None else flops,
+    )
+
+
+def kernel_layout(op, shape):
+    """The mem layout a tensor of `shape` has in the family the op's kernel works in:
+    channel-aligned when its dev_info says Cx/NCx, compact otherwise."""
+    from tx8c.dialect.layout import is_aligned, mem_layout_for
+
+    dev = op.attributes.get("dev_info")
+    aligned = dev is not None and is_aligned(dev.get("mem_layout"))
+    return mem_layout_for(tuple(shape), aligned)
+
+
+def scratch_bytes(op, shape, dtype: str, config) -> int:
+    """Stored bytes of a scratch tensor of `shape` and element type `dtype` (IR name) in
+    the layout family the op's kernel works in."""
+    from tx8c.target.mem_layout import byte_size
+
+    return byte_size(tuple(shape), dtype, kernel_layout(op, shape), config)
+
+
+def transfer_work(op, shape, ddr: bool = True) -> Work:
+    """An LSU transfer of a slice of `shape` of the op's first result, in the layout of the
+    op's kernel family (`ddr`: to or from DDR; else inside SPM)."""
+    from tx8c.dialect.types import short_name
+
+    dtype = short_name(op.results[0].type.get_element_type())
+    layout = str(kernel_layout(op, shape).value)
+    return Work(Engine.LSU, dtype, transfers=(Transfer(tuple(shape), dtype, layout, ddr),))
+
+
+LOW_PRECISION = frozenset({"f16", "bf16"})
+"""Element types the CT computes in fp32 after converting (seed 003: BatchNorm on fp16)."""
+
+
 class OpLib:
     def query_op_attr(self) -> OpAttr:
-        raise NotImplementedError(f"{type(self).__name__} does not implement query_op_attr")
+        """The op's OpAttr; default: the seed's default struct."""
+        return OpAttr()
 
     def reads_other_family(self) -> bool:
         """True when the op reads its operands in the other alignment family than the one
@@ -59,18 +177,23 @@ class OpLib:
         op reads and writes in one family (seed 000)."""
         return False
 
-    def imm_size(self) -> int:
-        """Scratch bytes the op needs in SPM."""
-        raise NotImplementedError(f"{type(self).__name__}.imm_size is implemented with slicing")
+    def imm_bytes(self, slice_shape: tuple[int, ...], config) -> int:
+        """Scratch SPM bytes the kernel needs for a slice of `slice_shape` (loop dims).
+        Default: none."""
+        return 0
 
-    def clock_cycles(self, slice_shape: list[int]) -> int:
-        """Cycles the op takes on its engine for one slice."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.clock_cycles is implemented with slicing"
-        )
+    def work(self, slice_shape: tuple[int, ...]) -> Work:
+        """The work of one slice of `slice_shape` (loop dims) on the op's engine.
 
-    def gen_op_code(self, param: object) -> str:
-        """The C call that runs the op."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.gen_op_code is implemented with codegen"
-        )
+        Default: one CT element pass per element of the slice (a simple element-wise
+        op); families override it with what their kernels do.
+        """
+        return ct_work(self, slice_shape, arith=1)
+
+    def compute_dtype(self) -> str:
+        """The element type the kernel computes in (IR name): the first operand's, or the
+        first result's for an op without operands."""
+        from tx8c.dialect.types import short_name
+
+        values = list(self.operands) or list(self.results)
+        return short_name(values[0].type.get_element_type())

@@ -64,6 +64,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
+from tx8c.interfaces.oplib import ct_work, transfer_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 
 _COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
@@ -157,6 +158,10 @@ class LoadConstOp(Tx8beOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
+    def work(self, slice_shape):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return transfer_work(self, slice_shape)
+
     def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
         """The value of constant `const_id` in `constants`, checked against the result type."""
         const_id = self.attr("const_id")
@@ -236,6 +241,10 @@ class ChannelNormOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
 
+    def work(self, slice_shape):
+        """One CT format-conversion pass over the slice (a copy into the other layout)."""
+        return ct_work(self, slice_shape, arith=1, flops=0)
+
 
 @tx8be_op
 class LoadVarOp(_IdentityOp):
@@ -251,6 +260,10 @@ class LoadVarOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
 
+    def work(self, slice_shape):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return transfer_work(self, slice_shape)
+
 
 @tx8be_op
 class StoreVarOp(_IdentityOp):
@@ -265,6 +278,10 @@ class StoreVarOp(_IdentityOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
+
+    def work(self, slice_shape):
+        """A WDMA of the slice's stored bytes, SPM -> DDR."""
+        return transfer_work(self, slice_shape)
 
 
 # --------------------------------------------------------------------------------------

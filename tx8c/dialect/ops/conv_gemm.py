@@ -40,7 +40,9 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import Matmul, Work, num_elements
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.interfaces.sharding import Combine, LoopDim, Window, broadcast_axes
 
 # --------------------------------------------------------------------------------------
 # Conv
@@ -210,6 +212,139 @@ class ConvOp(Tx8beOp):
         weight = "HWOI" if permuted == "NHWC" else self.attr("weight_format")
         return {"data_format": permuted, "weight_format": weight}
 
+    # -- slicing (seed 003 ShardingInterface) -----------------------------------------
+    # Loop dims: the result's dims in its own order (N, C_out, OH, OW for NCHW; N, OH, OW,
+    # C_out for NHWC), then the input channels of one group (a reduction, partial sums
+    # add up). A slice of output rows reads the input rows under its kernel windows: a
+    # halo of (kernel extent - stride) rows, clamped at the borders where the padding is.
+    # A grouped Conv cuts its output channels on whole groups, so a slice reads the input
+    # channels of its groups only; its input channels are not cut (only one group's
+    # channels are contiguous in a reduction window).
+
+    def _axes(self) -> dict[str, int]:
+        """Where N, C, H, W are in input/result, and O, I, KH, KW in the weight."""
+        data = self.attr("data_format")
+        weight = self.attr("weight_format")
+        axes = {k: data.index(k) for k in "NCHW"}
+        axes.update({f"w{k}": weight.index(k) for k in "OIHW"})
+        return axes
+
+    def loop_space(self):
+        geo = self.geometry()
+        groups = self.attr("groups")
+        out_per_group = geo.c_out // groups
+        result = tuple(self.results[0].type.get_shape())
+        channel = self._axes()["C"]
+        dims = [
+            LoopDim(size, granule=out_per_group if d == channel and groups > 1 else 1)
+            for d, size in enumerate(result)
+        ]
+        dims.append(LoopDim(geo.c_in // groups, Combine.SUM) if groups == 1
+                    else LoopDim.whole(geo.c_in // groups, Combine.SUM))
+        return tuple(dims)
+
+    def operand_axes(self):
+        a = self._axes()
+        grouped = self.attr("groups") > 1
+        channel_loop = a["C"] if grouped else 4  # grouped: input channels go with C_out
+        data = [None] * 4
+        data[a["N"]], data[a["C"]], data[a["H"]], data[a["W"]] = (
+            a["N"], channel_loop, a["H"], a["W"]
+        )
+        weight = [None] * 4
+        weight[a["wO"]] = a["C"]
+        weight[a["wI"]] = None if grouped else 4
+        axes = [tuple(data), tuple(weight)]
+        if len(self.operands) > 2:
+            axes.append((a["C"],))
+        return tuple(axes)
+
+    def _input_rows(self, out: tuple[int, int], spatial: int) -> tuple[int, int, int, int]:
+        """For output rows [a, b) along spatial axis 0 (H) or 1 (W): the input rows read
+        [lo, hi) and the padding rows the kernel adds before and after them."""
+        geo = self.geometry()
+        size = (geo.h, geo.w)[spatial]
+        k = (geo.kh, geo.kw)[spatial]
+        stride = self.attr("strides")[spatial]
+        dilation = self.attr("dilations")[spatial]
+        pad_before = self.attr("pads")[spatial]
+        first = out[0] * stride - pad_before
+        end = (out[1] - 1) * stride - pad_before + (k - 1) * dilation + 1
+        lo = min(max(first, 0), size)
+        hi = max(min(end, size), lo)
+        before = max(lo - first, 0)  # 0 when the rows start past the input (all padding)
+        return lo, hi, before, (end - first) - before - (hi - lo)
+
+    def _channel_windows(self, loops: Window) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(input channels, weight input channels) a slice reads."""
+        a = self._axes()
+        groups = self.attr("groups")
+        if groups == 1:
+            reduction = loops.dim(4)
+            return reduction, reduction
+        geo = self.geometry()
+        per_in, per_out = geo.c_in // groups, geo.c_out // groups
+        first, last = loops.start[a["C"]] // per_out, -(-loops.stop[a["C"]] // per_out)
+        return (first * per_in, last * per_in), (0, per_in)
+
+    def back_window(self, loops):
+        a = self._axes()
+        channels, weight_channels = self._channel_windows(loops)
+        data = [None] * 4
+        data[a["N"]] = loops.dim(a["N"])
+        data[a["C"]] = channels
+        data[a["H"]] = self._input_rows(loops.dim(a["H"]), 0)[:2]
+        data[a["W"]] = self._input_rows(loops.dim(a["W"]), 1)[:2]
+        w_shape = self.input_shapes()[1]
+        weight = [(0, d) for d in w_shape]
+        weight[a["wO"]] = loops.dim(a["C"])
+        weight[a["wI"]] = weight_channels
+        windows = [Window.of(data), Window.of(weight)]
+        if len(self.operands) > 2:
+            windows.append(Window.of([loops.dim(a["C"])]))
+        return tuple(windows)
+
+    def compute_slice(self, loops, operands):
+        """A convolution of the windows with the padding the slice's border rows need;
+        the bias joins the partial sums of the first input-channel piece only."""
+        x, weight, *bias = upcast(*operands)
+        a = self._axes()
+        if self.attr("data_format") == "NCHW":
+            x = x.transpose(0, 2, 3, 1)
+        if self.attr("weight_format") == "HWOI":
+            weight = weight.transpose(2, 3, 0, 1)
+        _, _, top, bottom = self._input_rows(loops.dim(a["H"]), 0)
+        _, _, left, right = self._input_rows(loops.dim(a["W"]), 1)
+        groups = self.attr("groups")
+        if groups > 1:
+            per_out = self.geometry().c_out // groups
+            groups = weight.shape[0] // per_out
+        out = conv2d_nhwc(
+            np.ascontiguousarray(x), np.ascontiguousarray(weight), self.attr("strides"),
+            (top, left, bottom, right), self.attr("dilations"), groups,
+        )
+        if bias and loops.start[4] == 0:
+            out = out + bias[0]
+        if self.attr("data_format") == "NCHW":
+            out = out.transpose(0, 3, 1, 2)
+        return [np.ascontiguousarray(out)]
+
+    def work(self, slice_shape):
+        """An implicit GEMM per group on the NE: (N*OH*OW) x (C_in/groups * kh * kw) x
+        (C_out/groups), on the slice's share."""
+        a = self._axes()
+        geo = self.geometry()
+        groups = self.attr("groups")
+        out_channels = slice_shape[a["C"]]
+        slice_groups = max(1, -(-out_channels // (geo.c_out // groups))) if groups > 1 else 1
+        pixels = slice_shape[a["N"]] * slice_shape[a["H"]] * slice_shape[a["W"]]
+        k = slice_shape[4] * geo.kh * geo.kw
+        n = out_channels // slice_groups
+        matmul = Matmul(slice_groups, pixels, k, n)
+        bias = pixels * out_channels if len(self.operands) > 2 else 0
+        return Work(Engine.NE, self.compute_dtype(), matmuls=(matmul,),
+                    flops=2 * matmul.macs + bias)
+
     def compute(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None):
         x, weight = upcast(x, weight)
         if self.attr("data_format") == "NCHW":
@@ -226,6 +361,20 @@ class ConvOp(Tx8beOp):
         if self.attr("data_format") == "NCHW":
             out = out.transpose(0, 3, 1, 2)
         return [np.ascontiguousarray(out)]
+
+
+def exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a @ b` of float32 matrices, each element the same whatever the matrices' extents.
+
+    BLAS blocks a float32 product by the sizes of its operands, so an element of a
+    sub-matrix product (one slice of a sliced Gemm) can differ in its last bit from the
+    same element of the whole product. Products of float32 values are exact in float64
+    and a float64 sum of them rounds to the same float32 in any order but in cases of
+    probability ~2^-29 per term, so computing in float64 and rounding once makes a slice
+    compute what the whole does: the reference, the sliced cmodel and constant folding
+    agree bit for bit.
+    """
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
 
 
 def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
@@ -246,7 +395,7 @@ def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
     patches = patches.reshape(n, oh, ow, groups, c_per_group * kh * kw)
     patches = patches.transpose(3, 0, 1, 2, 4).reshape(groups, n * oh * ow, -1)
     kernels = weight.reshape(groups, c_out // groups, c_per_group * kh * kw)
-    out = np.matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
+    out = exact_matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
     out = out.reshape(groups, n, oh, ow, c_out // groups).transpose(1, 2, 3, 0, 4)
     return out.reshape(n, oh, ow, c_out)
 
@@ -333,13 +482,52 @@ class GemmOp(Tx8beOp):
         """The operands listed in the fixed layout_str; a bias is Tensor-class."""
         return fixed_operand_layouts(self, self.initial_layout_str())
 
+    # -- slicing (seed 003 ShardingInterface) -----------------------------------------
+    # Loop dims: the result's (batch..., M, N), then K (partial products add up; alpha
+    # scales each partial, the bias joins the first K piece only). op(a) follows
+    # (batch, M, K), op(b) (batch, K, N), both with numpy matmul broadcasting of the
+    # batch dims; the bias broadcasts to the result.
+
+    def loop_space(self):
+        result = tuple(self.results[0].type.get_shape())
+        k = self._matrices()[0][-1]
+        return (*(LoopDim(d) for d in result), LoopDim(k, reduce=Combine.SUM))
+
+    def operand_axes(self):
+        result = tuple(self.results[0].type.get_shape())
+        rank = len(result)
+        k_loop, m_loop, n_loop = rank, rank - 2, rank - 1
+        axes = []
+        for name, rows, cols in (("a", m_loop, k_loop), ("b", k_loop, n_loop)):
+            shape = self.operand_named(name).type.get_shape()
+            batch = broadcast_axes(shape[:-2], result[:-2])
+            matrix = (cols, rows) if self.attr(f"trans_{name}") else (rows, cols)
+            axes.append((*batch, *matrix))
+        bias = self.operand_named("bias")
+        if bias is not None:
+            axes.append(broadcast_axes(tuple(bias.type.get_shape()), result))
+        return tuple(axes)
+
+    def compute_slice(self, loops, operands):
+        a, b, *bias = operands
+        first_k = loops.start[-1] == 0
+        return self.compute(a, b, *(bias if first_k else ()))
+
+    def work(self, slice_shape):
+        """Batched (M x K) @ (K x N) on the NE, K = the slice's K piece."""
+        *batch, m, n, k = slice_shape
+        matmul = Matmul(num_elements(batch), m, k, n)
+        bias = num_elements(slice_shape[:-1]) if self.operand_named("bias") is not None else 0
+        return Work(Engine.NE, self.compute_dtype(), matmuls=(matmul,),
+                    flops=2 * matmul.macs + bias)
+
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)
         if self.attr("trans_a"):
             a = np.swapaxes(a, -1, -2)
         if self.attr("trans_b"):
             b = np.swapaxes(b, -1, -2)
-        out = np.matmul(a, b)
+        out = exact_matmul(a, b)
         if self.attr("alpha") != 1.0:
             out = out * np.float32(self.attr("alpha"))
         if bias is not None:

@@ -37,6 +37,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, scratch_bytes
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -84,6 +85,8 @@ class BinaryOp(BroadcastingOp):
     """Comparisons give i1 whatever their operand type."""
     COMMUTATIVE: ClassVar[bool] = False
     """op(a, b) == op(b, a): rewrites may swap the operands."""
+    CT_SPECIAL: ClassVar[bool] = False
+    """The CT computes it as a special function (division, power), not simple arithmetic."""
 
     def infer_shapes(self) -> list[TensorType]:
         lhs, rhs = self.input_types()
@@ -116,6 +119,11 @@ class BinaryOp(BroadcastingOp):
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         a, b = upcast(*inputs)
         return [np.asarray(self.apply(a, b))]
+
+    # slicing (the interface defaults: operands follow the result, numpy broadcasting)
+    def work(self, slice_shape):
+        """One pass over the slice: V_VV or V_VS (seed 003 CGRA ArithOp formats)."""
+        return ct_work(self, slice_shape, **{"special" if self.CT_SPECIAL else "arith": 1})
 
 
 def _binary(
@@ -225,6 +233,10 @@ class WhereOp(BroadcastingOp):
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
+    def work(self, slice_shape):
+        """One select pass over the slice."""
+        return ct_work(self, slice_shape, arith=1)
+
 
 # --------------------------------------------------------------------------------------
 # Unary
@@ -238,6 +250,8 @@ class UnaryOp(Tx8beOp):
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
     HAS_KERNEL: ClassVar[bool] = True
     """False when the TX8 op library has no kernel for the op (OpAttr.has_kernel)."""
+    CT_SPECIAL: ClassVar[bool] = False
+    """A transcendental function (or a root or reciprocal): a special CT pass."""
 
     def infer_shapes(self) -> list[TensorType]:
         return [self.operands[0].type]
@@ -261,6 +275,17 @@ class UnaryOp(Tx8beOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
         return [np.asarray(self.apply(x))]
+
+    # slicing (the interface defaults: the operand follows the result)
+    def work(self, slice_shape):
+        return ct_work(self, slice_shape, **{"special" if self.CT_SPECIAL else "arith": 1})
+
+    def imm_bytes(self, slice_shape, config):
+        """A special function on f16/bf16 converts the slice to fp32 first (seed 003's
+        BatchNorm flow: gatherScatter + convert), so it needs an fp32 copy."""
+        if self.CT_SPECIAL and self.compute_dtype() in LOW_PRECISION:
+            return scratch_bytes(self, slice_shape, "f32", config)
+        return 0
 
 
 def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = "", has_kernel: bool = True):
@@ -414,6 +439,13 @@ class CastOp(UnaryOp):
             x = np.trunc(x.astype(np.float64))  # float -> int truncates toward zero
         return [x.astype(dtype)]
 
+
+# Division and power, transcendental functions, roots and reciprocals are special CT passes.
+for _special in (
+    DivOp, PowOp, SigmoidOp, TanhOp, ErfOp, GeluOp, SiluOp, HardSwishOp, ExpOp, LogOp, SqrtOp,
+    RsqrtOp, ReciprocalOp, SinOp, CosOp,
+):
+    _special.CT_SPECIAL = True
 
 UNARY_OPS = [
     ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp, ErfOp, GeluOp, SiluOp, HardSigmoidOp,

@@ -38,8 +38,9 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8ComputeError
-from tx8c.interfaces.oplib import ALL_OPERANDS, Engine
+from tx8c.interfaces.oplib import ALL_OPERANDS, Engine, transfer_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.sharding import LoopDim
 
 INDEX_OPERAND = 1
 """Every op of this family takes its indices as operand #1."""
@@ -100,6 +101,11 @@ class IndexingOp(Tx8beOp):
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
+    def work(self, slice_shape):
+        """A gather/scatter of the slice's result elements inside SPM (seed 003: TDMA
+        gatherScatter); Gather overrides it (its table is read from DDR)."""
+        return transfer_work(self, slice_shape, ddr=False)
+
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
 
@@ -145,6 +151,21 @@ class GatherOp(IndexingOp):
         axis = self.data_axis()
         wrapped = self.wrap_indices(indices, np.int64(data.shape[axis]), lambda _: axis)
         return [np.take(data, wrapped, axis=axis)]
+
+    def work(self, slice_shape):
+        """An RDMA gather of the slice's rows from the table in DDR (seed 003:
+        rdmaGather)."""
+        return transfer_work(self, slice_shape, ddr=True)
+
+    def operand_axes(self):
+        """Data dims before the axis follow the result's first dims, those after it the
+        result's last; the indexed dim is read whole. Indices follow the result dims they
+        become."""
+        data, indices = self.input_shapes()
+        axis = self.data_axis()
+        after = axis + len(indices)
+        data_axes = (*range(axis), None, *range(after, after + len(data) - axis - 1))
+        return (data_axes, tuple(range(axis, after)))
 
 
 # --------------------------------------------------------------------------------------
@@ -199,6 +220,13 @@ class GatherElementsOp(IndexingOp):
         grid = list(np.indices(wrapped.shape, sparse=True))
         grid[axis] = wrapped
         return [data[tuple(grid)]]
+
+    def operand_axes(self):
+        """Data follows the result except along the axis (read whole); the indices have
+        the result's shape."""
+        rank = len(self.input_shapes()[1])
+        axis = self.data_axis()
+        return (tuple(None if d == axis else d for d in range(rank)), tuple(range(rank)))
 
 
 # --------------------------------------------------------------------------------------
@@ -273,6 +301,24 @@ class ScatterNDOp(IndexingOp):
 
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.ALIGN, engine=Engine.LSU)
+
+    # -- slicing: the first k data dims are addressed by the index values, so they are
+    # whole in every slice; the trailing dims (each update's slice) may be cut, with the
+    # updates' trailing dims following them; the indices are read whole.
+    def loop_space(self):
+        k = self.index_depth()
+        shape = self.input_shapes()[0]
+        return tuple(LoopDim(d) if i >= k else LoopDim.whole(d) for i, d in enumerate(shape))
+
+    def operand_axes(self):
+        data, indices, updates = self.input_shapes()
+        k = self.index_depth()
+        batch = len(indices) - 1
+        return (
+            tuple(range(len(data))),
+            (None,) * len(indices),
+            (*(None,) * batch, *range(k, len(data))),
+        )
 
     def compute(
         self, data: np.ndarray, indices: np.ndarray, updates: np.ndarray

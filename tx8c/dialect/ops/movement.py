@@ -44,7 +44,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr
+from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, num_elements, transfer_work
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -56,6 +56,7 @@ from tx8c.interfaces.shape_inference import (
     permute_per_dim,
     result_shape,
 )
+from tx8c.interfaces.sharding import LoopDim, Window, cut_to
 
 
 class MovementOp(Tx8beOp):
@@ -80,6 +81,10 @@ class MovementOp(Tx8beOp):
     def check_length(self, name: str, values: Sequence[int], length: int, of: str) -> None:
         if len(values) != length:
             raise self.fail(f"{name} has {len(values)} entries, expected {length} ({of})")
+
+    def work(self, slice_shape):
+        """One copy pass over the slice's result elements (no arithmetic)."""
+        return ct_work(self, slice_shape, arith=1, flops=0)
 
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
@@ -132,6 +137,57 @@ class ReshapeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x.reshape(self.target_shape())]
 
+    # -- slicing: the result's dims fall into groups that hold the same elements as a
+    # group of input dims (equal products, in order). A window of a group's outermost
+    # result dim is a window of its outermost input dim when one of the two inner
+    # products divides the other (splitting C into heads, merging heads back); every
+    # other dim of a group is whole in every slice. Dims of size 1 are groups of their own.
+    def _plan(self) -> tuple[list[LoopDim], tuple[int | None, ...], dict[int, tuple]]:
+        """(loop dims, input dim -> loop dim, loop dim -> (input dim, ratio kind, k))."""
+        groups = reshape_groups(self.input_shape(), self.target_shape())
+        out = self.target_shape()
+        loops = [LoopDim(d) if d == 1 else LoopDim.whole(d) for d in out]
+        axes: list[int | None] = [None] * len(self.input_shape())
+        maps: dict[int, tuple] = {}
+        for ins, outs in groups:
+            if not ins or not outs:
+                continue
+            inner_in = num_elements(self.input_shape()[i] for i in ins[1:])
+            inner_out = num_elements(out[o] for o in outs[1:])
+            first_in, first_out = ins[0], outs[0]
+            if inner_out % inner_in == 0:
+                maps[first_out] = (first_in, "mul", inner_out // inner_in)
+                loops[first_out] = LoopDim(out[first_out])
+            elif inner_in % inner_out == 0:
+                granule = inner_in // inner_out
+                maps[first_out] = (first_in, "div", granule)
+                loops[first_out] = LoopDim(out[first_out], granule=granule)
+            else:
+                continue
+            axes[first_in] = first_out
+        return loops, tuple(axes), maps
+
+    def loop_space(self):
+        return tuple(self._plan()[0])
+
+    def operand_axes(self):
+        return (self._plan()[1],)
+
+    def back_window(self, loops):
+        _, _, maps = self._plan()
+        pairs = [(0, d) for d in self.input_shape()]
+        for loop, (dim, kind, k) in maps.items():
+            a, b = loops.dim(loop)
+            pairs[dim] = (a * k, b * k) if kind == "mul" else (a // k, -(-b // k))
+        return (Window.of(pairs),)
+
+    def compute_slice(self, loops, operands):
+        return [operands[0].reshape(loops.shape)]
+
+    def work(self, slice_shape):
+        """A TDMA move of the slice's bytes (seed 003: op_reshape on the LSU)."""
+        return transfer_work(self, slice_shape, ddr=False)
+
 
 @tx8be_op
 class TransposeOp(MovementOp):
@@ -182,6 +238,10 @@ class TransposeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
+    def operand_axes(self):
+        """Input dim perm[i] follows result dim i."""
+        return (inverse_permutation(self.permutation()),)
+
 
 @tx8be_op
 class BroadCastOp(MovementOp):
@@ -219,6 +279,11 @@ class BroadCastOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.broadcast_to(x, self.result_shape()).copy()]
 
+    def compute_slice(self, loops, operands):
+        """The window broadcast to the slice (input dims follow the result's, numpy
+        broadcasting: a broadcast dim is read whole)."""
+        return [np.broadcast_to(operands[0], loops.shape).copy()]
+
 
 @tx8be_op
 class TileOp(MovementOp):
@@ -252,6 +317,21 @@ class TileOp(MovementOp):
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.tile(x, self.checked_repeats())]
+
+    def operand_axes(self):
+        """Dims repeated more than once are read whole; the others follow the result."""
+        return (tuple(i if r == 1 else None for i, r in enumerate(self.checked_repeats())),)
+
+    def compute_slice(self, loops, operands):
+        (tiled,) = self.compute(*operands)
+        computed = Window(
+            tuple(a if r == 1 else 0 for a, r in zip(loops.start, self.checked_repeats())),
+            tuple(a + d for a, d in zip(
+                (a if r == 1 else 0 for a, r in zip(loops.start, self.checked_repeats())),
+                tiled.shape,
+            )),
+        )
+        return [cut_to(tiled, loops, computed)]
 
 
 # --------------------------------------------------------------------------------------
@@ -351,6 +431,25 @@ class SliceOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x[self.slices()].copy()]
 
+    # -- slicing: result index j of a dim reads input index start + j * step
+    def back_window(self, loops):
+        pairs = []
+        for (start, _, step), (a, b) in zip(self.bounds(), loops.pairs(), strict=True):
+            if b <= a:
+                pairs.append((0, 0))
+                continue
+            first, last = start + a * step, start + (b - 1) * step
+            pairs.append((min(first, last), max(first, last) + 1))
+        return (Window.of(pairs),)
+
+    def compute_slice(self, loops, operands):
+        x = operands[0]
+        index = tuple(
+            slice(None) if step > 0 else slice(None, None, -1) for _, _, step in self.bounds()
+        )
+        x = x[index]  # a negative step walks the window from its end
+        return [x[tuple(slice(None, None, abs(step)) for _, _, step in self.bounds())].copy()]
+
 
 # --------------------------------------------------------------------------------------
 # Concatenate, Split
@@ -408,6 +507,22 @@ class ConcatenateOp(MovementOp):
         axis = self.axis_in_range(self.attr("axis"), inputs[0].ndim)
         return [np.concatenate(inputs, axis=axis)]
 
+    # -- slicing: each operand gives the part of the slice that falls in its range
+    def operand_axes(self):
+        rank = len(self.result_shape())
+        return tuple(tuple(range(rank)) for _ in self.operands)
+
+    def back_window(self, loops):
+        axis = self.axis_in_range(self.attr("axis"), loops.rank)
+        a, b = loops.dim(axis)
+        windows, offset = [], 0
+        for shape in self.input_shapes():
+            n = shape[axis]
+            lo, hi = min(max(a - offset, 0), n), min(max(b - offset, 0), n)
+            windows.append(loops.replace(axis, lo, max(lo, hi)))
+            offset += n
+        return tuple(windows)
+
 
 @tx8be_op
 class SplitOp(MovementOp):
@@ -464,6 +579,36 @@ class SplitOp(MovementOp):
         axis, sizes = self.checked()
         cuts = np.cumsum(sizes)[:-1]
         return [piece.copy() for piece in np.split(x, cuts, axis=axis)]
+
+    # -- slicing: the loop dims are the input's (the results are pieces of it); a slice
+    # gives each piece its part of the window, None to the pieces it misses
+    def loop_space(self):
+        return tuple(LoopDim(d) for d in self.input_shape())
+
+    def result_windows(self, loops):
+        axis, sizes = self.checked()
+        a, b = loops.dim(axis)
+        windows, offset = [], 0
+        for n in sizes:
+            lo, hi = max(a, offset), min(b, offset + n)
+            windows.append(None if hi <= lo else loops.replace(axis, lo - offset, hi - offset))
+            offset += n
+        return tuple(windows)
+
+    def compute_slice(self, loops, operands):
+        axis, sizes = self.checked()
+        x = operands[0]
+        pieces, offset = [], 0
+        for n, wanted in zip(sizes, self.result_windows(loops), strict=True):
+            if wanted is not None:
+                lo = wanted.start[axis] + offset - loops.start[axis]
+                index = [slice(None)] * x.ndim
+                index[axis] = slice(lo, lo + wanted.shape[axis])
+                pieces.append(x[tuple(index)].copy())
+            else:
+                pieces.append(None)
+            offset += n
+        return pieces
 
 
 # --------------------------------------------------------------------------------------
@@ -548,6 +693,77 @@ class PadOp(MovementOp):
             fill = np.asarray(self.attr("value")).astype(x.dtype)
             return [np.pad(x, width, mode="constant", constant_values=fill)]
         return [np.pad(x, width, mode=mode)]
+
+    # -- slicing: with "constant" a slice reads the input under it (none if it lies in
+    # the padding); the other modes mirror or wrap, so a padded dim is read whole
+    def operand_axes(self):
+        if self.attr("mode") == "constant":
+            return (tuple(range(len(self.input_shape()))),)
+        return (tuple(i if w == (0, 0) else None for i, w in enumerate(self.pad_width())),)
+
+    def back_window(self, loops):
+        if self.attr("mode") != "constant":
+            return super().back_window(loops)
+        pairs = []
+        for (a, b), (before, _), n in zip(
+            loops.pairs(), self.pad_width(), self.input_shape(), strict=True
+        ):
+            lo = min(max(a - before, 0), n)
+            pairs.append((lo, max(lo, min(max(b - before, 0), n))))
+        return (Window.of(pairs),)
+
+    def compute_slice(self, loops, operands):
+        x = operands[0]
+        if self.attr("mode") == "constant":
+            fill = np.asarray(self.attr("value")).astype(x.dtype)
+            out = np.full(loops.shape, fill, x.dtype)
+            (window,) = self.back_window(loops)
+            at = [lo + before - a for (lo, _), (before, _), a in zip(
+                window.pairs(), self.pad_width(), loops.start, strict=True)]
+            out[Window.of([(s, s + d) for s, d in zip(at, x.shape)]).slices()] = x
+            return [out]
+        width = [w if w != (0, 0) else (0, 0) for w in self.pad_width()]
+        padded = np.pad(x, width, mode=self.attr("mode"))
+        computed = Window(
+            tuple(a if w == (0, 0) else 0 for a, w in zip(loops.start, width)),
+            tuple(
+                (a if w == (0, 0) else 0) + d
+                for a, w, d in zip(loops.start, width, padded.shape)
+            ),
+        )
+        return [cut_to(padded, loops, computed)]
+
+
+def reshape_groups(
+    in_shape: Sequence[int], out_shape: Sequence[int]
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The dims of a reshape in groups of equal element counts, in order: (input dims,
+    result dims) per group; dims of size 1 are groups of their own (one side empty)."""
+    groups = []
+    i = o = 0
+    while i < len(in_shape) or o < len(out_shape):
+        if i < len(in_shape) and in_shape[i] == 1:
+            groups.append(((i,), ()))
+            i += 1
+            continue
+        if o < len(out_shape) and out_shape[o] == 1:
+            groups.append(((), (o,)))
+            o += 1
+            continue
+        ins, outs = [i], [o]
+        p_in, p_out = in_shape[i], out_shape[o]
+        i, o = i + 1, o + 1
+        while p_in != p_out:
+            if p_in < p_out:
+                p_in *= in_shape[i]
+                ins.append(i)
+                i += 1
+            else:
+                p_out *= out_shape[o]
+                outs.append(o)
+                o += 1
+        groups.append((tuple(ins), tuple(outs)))
+    return groups
 
 
 OPS = [

@@ -28,12 +28,14 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, num_elements, scratch_bytes
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
     moved_axis,
 )
+from tx8c.interfaces.sharding import LoopDim
 
 
 def _axis(op: Tx8beOp) -> int:
@@ -131,6 +133,39 @@ class BatchNormInferenceOp(Tx8beOp):
         inv_std = 1 / np.sqrt(param(variance) + np.float32(self.attr("epsilon")))
         return [(x - param(mean)) * (inv_std * param(scale)) + param(offset)]
 
+    # -- slicing (seed 003, BatchNorm's tileShardingSplit): the input is sharded over
+    # tiles along C only, and split in time along every dim but C, so each tile keeps
+    # the parameters of its channels for all its steps: the four 1x..xC parameters
+    # follow the channel loop dim and are never split.
+
+    def loop_space(self):
+        axis = _axis(self)
+        return tuple(
+            LoopDim(d, shard=i == axis, split=i != axis)
+            for i, d in enumerate(self.input_shapes()[0])
+        )
+
+    def operand_axes(self):
+        rank = len(self.input_shapes()[0])
+        return (tuple(range(rank)), *[(_axis(self),)] * len(self.PARAMS))
+
+    def work(self, slice_shape):
+        """Seed 003's flow: variance + epsilon and rsqrt on the C parameters (special),
+        then (x - mean) * inv_std * scale + offset: four passes over the slice."""
+        channels = slice_shape[_axis(self)]
+        work = ct_work(self, slice_shape, arith=4)
+        return type(work)(
+            work.engine, work.dtype, ct_arith=work.ct_arith + channels,
+            ct_special=channels, flops=work.flops + 2 * channels,
+        )
+
+    def imm_bytes(self, slice_shape, config):
+        """Seed 003: a non-fp32 input is converted to fp32 in two scratch buffers of the
+        slice (2 x sizeof(input) in fp32); an fp32 one needs the C factors only."""
+        if self.compute_dtype() in LOW_PRECISION:
+            return 2 * scratch_bytes(self, slice_shape, "f32", config)
+        return 2 * 4 * slice_shape[_axis(self)]
+
 
 # --------------------------------------------------------------------------------------
 # LayerNorm and RMSNorm
@@ -187,6 +222,33 @@ class _LastDimsNorm(Tx8beOp):
         rank = len(self.input_shapes()[0])
         return tuple(range(_axis(self), rank))
 
+    # -- slicing: the normalised dims are whole in every slice (no two-pass form yet);
+    # the rows may be cut freely. The affine operands broadcast to the normalised dims.
+    def loop_space(self):
+        normalised = set(self.reduced_axes())
+        shape = self.input_shapes()[0]
+        return tuple(
+            LoopDim.whole(d) if i in normalised else LoopDim(d) for i, d in enumerate(shape)
+        )
+
+    PASSES: ClassVar[tuple[int, int]] = (0, 0)
+    """(simple, special) CT passes over a slice."""
+
+    def work(self, slice_shape):
+        arith, special = self.PASSES
+        rows = num_elements(slice_shape[: _axis(self)])
+        work = ct_work(self, slice_shape, arith=arith)
+        return type(work)(work.engine, work.dtype, ct_arith=work.ct_arith,
+                          ct_special=special * rows, flops=work.flops + special * rows)
+
+    def imm_bytes(self, slice_shape, config):
+        """Two fp32 statistics per row, and an fp32 copy of a low-precision slice."""
+        rows = num_elements(slice_shape[: _axis(self)])
+        copy = 0
+        if self.compute_dtype() in LOW_PRECISION:
+            copy = scratch_bytes(self, slice_shape, "f32", config)
+        return copy + 2 * 4 * rows
+
 
 @tx8be_op
 class LayerNormOp(_LastDimsNorm):
@@ -203,6 +265,8 @@ class LayerNormOp(_LastDimsNorm):
     name = "tx8be.LayerNorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?", "bias?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale", "bias")
+    PASSES: ClassVar[tuple[int, int]] = (7, 1)
+    """mean, subtract, square, mean, normalise, scale, shift; one rsqrt per row."""
 
     axis = int_attr(-1)
     epsilon = float_attr(1e-5)
@@ -234,6 +298,8 @@ class RMSNormOp(_LastDimsNorm):
     name = "tx8be.RMSNorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale",)
+    PASSES: ClassVar[tuple[int, int]] = (4, 1)
+    """square, mean, normalise, scale; one rsqrt per row."""
 
     axis = int_attr(-1)
     epsilon = float_attr(1e-6)
@@ -283,6 +349,24 @@ class SoftmaxOp(Tx8beOp):
         if not has_rank(self, perm):
             return None
         return {"axis": moved_axis(_axis(self), perm)}
+
+    # -- slicing: the softmax axis is whole in every slice (no two-pass form yet)
+    def loop_space(self):
+        axis = _axis(self)
+        shape = self.input_shapes()[0]
+        return tuple(LoopDim.whole(d) if i == axis else LoopDim(d) for i, d in enumerate(shape))
+
+    def work(self, slice_shape):
+        """max, subtract, sum, divide (simple) and exp (special) over the slice."""
+        return ct_work(self, slice_shape, arith=4, special=1)
+
+    def imm_bytes(self, slice_shape, config):
+        """The row maxima and sums in fp32, and an fp32 copy of a low-precision slice."""
+        rows = num_elements(slice_shape) // max(1, slice_shape[_axis(self)])
+        copy = 0
+        if self.compute_dtype() in LOW_PRECISION:
+            copy = scratch_bytes(self, slice_shape, "f32", config)
+        return copy + 2 * 4 * rows
 
     def compute(self, x):
         (x,) = upcast(x)

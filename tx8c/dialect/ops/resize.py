@@ -40,12 +40,14 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import ct_work, num_elements
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
     permute_per_dim,
 )
+from tx8c.interfaces.sharding import Window, compute_embedded
 
 _MODES = ("nearest", "bilinear", "bicubic")
 _SPATIAL_MODES = ("bilinear", "bicubic")
@@ -329,6 +331,51 @@ class ResizeOp(Tx8beOp):
         if self.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
             out = self._extrapolate(out, x.shape, axes)
         return [out]
+
+    # -- slicing: loop dims are the result's; a slice of output indices along an axis
+    # reads the input indices its source coordinates touch (nearest: the picked index;
+    # bilinear: the two taps; bicubic: the four), clamped to the input.
+    def _interpolated_axes(self) -> tuple[int, ...]:
+        rank = self.operands[0].type.get_num_dims()
+        return tuple(range(rank)) if self.attr("mode") == "nearest" else self._spatial_axes()
+
+    def _source_indices(self, axis: int) -> np.ndarray:
+        """For every output index along `axis`, the input indices it reads (columns)."""
+        n_in = self.input_shapes()[0][axis]
+        coords = self._coordinates(axis, n_in)
+        mode = self.attr("mode")
+        if mode == "nearest":
+            return nearest_indices(coords, n_in, self.attr("nearest_mode"))[:, None]
+        if mode == "bilinear":
+            low, high, _ = linear_taps(coords, n_in)
+            return np.stack([low, high], axis=1)
+        index, _ = cubic_taps(coords, n_in, self.attr("cubic_coeff_a"),
+                              self.attr("exclude_outside"))
+        return index
+
+    def back_window(self, loops):
+        pairs = loops.pairs()
+        for axis in self._interpolated_axes():
+            a, b = loops.dim(axis)
+            read = self._source_indices(axis)[a:b]
+            pairs[axis] = (int(read.min()), int(read.max()) + 1) if read.size else (0, 0)
+        return (Window.of(pairs),)
+
+    def compute_slice(self, loops, operands):
+        return compute_embedded(self, loops, operands)
+
+    def work(self, slice_shape):
+        """A weighted sum of the taps per output: 1 (nearest), 4 (bilinear) or 16
+        (bicubic) passes over the slice."""
+        taps = {"nearest": 1, "bilinear": 4, "bicubic": 16}[self.attr("mode")]
+        return ct_work(self, slice_shape, arith=taps, flops=2 * taps * num_elements(slice_shape))
+
+    def imm_bytes(self, slice_shape, config):
+        """The tap indices and weights of the slice's output rows and columns (int32 and
+        fp32 per tap)."""
+        taps = {"nearest": 1, "bilinear": 2, "bicubic": 4}[self.attr("mode")]
+        lines = sum(slice_shape[a] for a in self._interpolated_axes())
+        return lines * taps * 8
 
     def _scale(self, axis: int) -> float | None:
         scales = self.attr("scales")
