@@ -24,6 +24,7 @@ backward pass of layout-transmit) or is the Tensor class of their shape; so is a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -64,8 +65,9 @@ from tx8c.dialect.base import (
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
-from tx8c.interfaces.oplib import ct_work, transfer_work
+from tx8c.interfaces.oplib import ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.sharding import Slicer, slicer_fields
 
 _COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
 UINT32_MAX = 2**32 - 1
@@ -158,9 +160,9 @@ class LoadConstOp(Tx8beOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
-    def work(self, slice_shape):
+    def slicer(self):
         """An RDMA of the slice's stored bytes, DDR -> SPM."""
-        return transfer_work(self, slice_shape)
+        return TransferSlicer(**slicer_fields(self))
 
     def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
         """The value of constant `const_id` in `constants`, checked against the result type."""
@@ -241,9 +243,9 @@ class ChannelNormOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
 
-    def work(self, slice_shape):
+    def slicer(self):
         """One CT format-conversion pass over the slice (a copy into the other layout)."""
-        return ct_work(self, slice_shape, arith=1, flops=0)
+        return ConvertSlicer(**slicer_fields(self))
 
 
 @tx8be_op
@@ -260,9 +262,9 @@ class LoadVarOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
 
-    def work(self, slice_shape):
+    def slicer(self):
         """An RDMA of the slice's stored bytes, DDR -> SPM."""
-        return transfer_work(self, slice_shape)
+        return TransferSlicer(**slicer_fields(self))
 
 
 @tx8be_op
@@ -279,9 +281,9 @@ class StoreVarOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
 
-    def work(self, slice_shape):
+    def slicer(self):
         """A WDMA of the slice's stored bytes, SPM -> DDR."""
-        return transfer_work(self, slice_shape)
+        return TransferSlicer(**slicer_fields(self))
 
 
 # --------------------------------------------------------------------------------------
@@ -499,6 +501,22 @@ class YieldOp(IRDLOperation):
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TransferSlicer(Slicer):
+    """A DMA between DDR and SPM of the slice (element-wise slicing)."""
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=True)
+
+
+@dataclass(frozen=True)
+class ConvertSlicer(Slicer):
+    """A CT layout conversion of the slice (element-wise slicing): one copy pass."""
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, arith=1, flops=0)
 
 
 def _attributes(cls: type[Tx8beOp], attrs: Mapping[str, Any]) -> dict[str, Attribute]:

@@ -14,6 +14,7 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -37,7 +38,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
-from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, scratch_bytes
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -45,6 +46,31 @@ from tx8c.interfaces.shape_inference import (
     shape_of,
     unchanged_by,
 )
+from tx8c.interfaces.sharding import Slicer, slicer_fields
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementwiseSlicer(Slicer):
+    """Element-wise slicing (the Slicer defaults: every dim cut freely, operands follow
+    the result with numpy broadcasting) and one CT pass per element, `special` for
+    transcendental functions, division and roots."""
+
+    special: bool
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, **{"special" if self.special else "arith": 1})
+
+    def imm_bytes(self, shape, config):
+        """A special function on f16/bf16 converts the slice to fp32 first (seed 003's
+        BatchNorm flow: gatherScatter + convert), so it needs an fp32 copy."""
+        if self.special and self.dtype in LOW_PRECISION:
+            return self.scratch(shape, "f32", config)
+        return 0
+
 
 # --------------------------------------------------------------------------------------
 # Binary
@@ -120,10 +146,9 @@ class BinaryOp(BroadcastingOp):
         a, b = upcast(*inputs)
         return [np.asarray(self.apply(a, b))]
 
-    # slicing (the interface defaults: operands follow the result, numpy broadcasting)
-    def work(self, slice_shape):
-        """One pass over the slice: V_VV or V_VS (seed 003 CGRA ArithOp formats)."""
-        return ct_work(self, slice_shape, **{"special" if self.CT_SPECIAL else "arith": 1})
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one V_VV or V_VS pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
 
 
 def _binary(
@@ -233,9 +258,9 @@ class WhereOp(BroadcastingOp):
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
-    def work(self, slice_shape):
-        """One select pass over the slice."""
-        return ct_work(self, slice_shape, arith=1)
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one select pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -276,16 +301,9 @@ class UnaryOp(Tx8beOp):
         (x,) = upcast(x)
         return [np.asarray(self.apply(x))]
 
-    # slicing (the interface defaults: the operand follows the result)
-    def work(self, slice_shape):
-        return ct_work(self, slice_shape, **{"special" if self.CT_SPECIAL else "arith": 1})
-
-    def imm_bytes(self, slice_shape, config):
-        """A special function on f16/bf16 converts the slice to fp32 first (seed 003's
-        BatchNorm flow: gatherScatter + convert), so it needs an fp32 copy."""
-        if self.CT_SPECIAL and self.compute_dtype() in LOW_PRECISION:
-            return scratch_bytes(self, slice_shape, "f32", config)
-        return 0
+    def slicer(self):
+        """The operand follows the result; one pass (special for transcendentals)."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
 
 
 def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = "", has_kernel: bool = True):
