@@ -159,6 +159,11 @@ class OpLib:
         op reads and writes in one family (seed 000)."""
         return False
 
+    def ddr_transfer(self) -> str | None:
+        """"load" for an op that brings a tensor from DDR into SPM (LoadVar, LoadConst),
+        "store" for one that writes SPM to DDR (StoreVar), None for every other op."""
+        return None
+
     def imm_bytes(self, slice_shape: tuple[int, ...], config) -> int:
         """Scratch SPM bytes the kernel needs for a slice of `slice_shape` (loop dims):
         the op's `Slicer` knows (tx8c.interfaces.sharding)."""

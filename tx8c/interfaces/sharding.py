@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from functools import reduce as _fold
 
 import numpy as np
@@ -79,7 +80,7 @@ class Window:
     def rank(self) -> int:
         return len(self.start)
 
-    @property
+    @cached_property
     def shape(self) -> tuple[int, ...]:
         return tuple(b - a for a, b in zip(self.start, self.stop, strict=True))
 
@@ -247,6 +248,8 @@ def piece_bounds(size: int, pieces: int, granule: int = 1) -> list[tuple[int, in
     parts come back when there are not enough granules (a dim of 3 cut in 4 gives 3).
     """
     units = -(-size // granule)
+    if units <= 0:
+        return [(0, size)]
     per = -(-units // max(1, pieces))
     bounds = []
     for first in range(0, units, per):
@@ -315,6 +318,12 @@ class Slicer:
             follow_axes(loops, axes, shape)
             for shape, axes in zip(self.operands, self.axes, strict=True)
         )
+
+    def loops_for(self, results: Sequence[Window | None]) -> Window:
+        """The output part of the smallest slice that produces the result windows
+        `results` (None: that result is not needed); the inverse of `result_windows`,
+        used to propagate windows backwards through a chain of ops."""
+        return results[0] if results[0] is not None else Window.whole(self.results[0])
 
     # -- the seed's methods ------------------------------------------------------------------
     def tile_sharding_split(self, param: ShardingSplitParam) -> tuple[ShardingSplitParam, ...]:

@@ -164,6 +164,9 @@ class LoadConstOp(Tx8beOp):
         """An RDMA of the slice's stored bytes, DDR -> SPM."""
         return TransferSlicer(**slicer_fields(self))
 
+    def ddr_transfer(self) -> str:
+        return "load"
+
     def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
         """The value of constant `const_id` in `constants`, checked against the result type."""
         const_id = self.attr("const_id")
@@ -266,6 +269,9 @@ class LoadVarOp(_IdentityOp):
         """An RDMA of the slice's stored bytes, DDR -> SPM."""
         return TransferSlicer(**slicer_fields(self))
 
+    def ddr_transfer(self) -> str:
+        return "load"
+
 
 @tx8be_op
 class StoreVarOp(_IdentityOp):
@@ -284,6 +290,9 @@ class StoreVarOp(_IdentityOp):
     def slicer(self):
         """A WDMA of the slice's stored bytes, SPM -> DDR."""
         return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "store"
 
 
 # --------------------------------------------------------------------------------------

@@ -497,7 +497,7 @@ class ConvSlicer(Slicer):
         end = (out[1] - 1) * stride - self.pads[spatial] + (k - 1) * dilation + 1
         lo = min(max(first, 0), size)
         hi = max(min(end, size), lo)
-        before = max(lo - first, 0)  # 0 when the rows start past the input (all padding)
+        before = max(min(lo, end) - first, 0)  # 0 when the rows start past the input
         return lo, hi, before, (end - first) - before - (hi - lo)
 
     def _channel_windows(self, loops: Window) -> tuple[tuple[int, int], tuple[int, int]]:

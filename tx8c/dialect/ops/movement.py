@@ -789,6 +789,17 @@ class SplitSlicer(MoveSlicer):
             offset += n
         return tuple(windows)
 
+    def loops_for(self, results):
+        """The hull of the needed pieces, each placed at its offset along `axis`."""
+        hull, offset = None, 0
+        for n, window in zip(self.sizes, results, strict=True):
+            if window is not None:
+                placed = window.replace(self.axis, window.start[self.axis] + offset,
+                                        window.stop[self.axis] + offset)
+                hull = placed if hull is None else hull.hull(placed)
+            offset += n
+        return hull if hull is not None else Window.whole(self.operands[0])
+
 
 @dataclass(frozen=True)
 class PadSlicer(MoveSlicer):
