@@ -58,6 +58,9 @@ class Task:
     cycles: int
     count: int
     stage: int
+    ddr: int = 0
+    """Cycles the task holds this tile's share of the DDR bandwidth (reads and writes
+    share it: loads and stores of a step cannot both stream at the full rate)."""
 
 
 class Rejected(Exception):
@@ -331,8 +334,10 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
         lane = _lane(n, work)
         took = cycles(work, config, streaming_tiles=split.tiles).cycles
         stage = 0 if lane == "ld" and n.kind == "load" else (2 if n.kind == "store" else 1)
+        ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles * len(
+            work.transfers)
         out.append(Task(n.index, lane, took, split.counts[n.index],
-                        stage if cand.pipelined else 0))
+                        stage if cand.pipelined else 0, max(0, ddr)))
     if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
         node = spec.nodes[cand.reduce.node]
         ref = ValueRef(node.index, 0)
@@ -379,8 +384,9 @@ def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
     if not pipelined:
         return first + math.ceil((steps - 1) * _chain(spec, ts, later)), busy
     per_lane = max(sum(t.cycles * later(t) for t in ts if t.lane == lane) for lane in LANES)
+    ddr = sum(t.ddr * later(t) for t in ts)
     compute = _chain(spec, [t for t in ts if t.stage == 1], later)
-    period = max(per_lane, compute)
+    period = max(per_lane, ddr, compute)
     return first + math.ceil((steps - 1) * period), busy
 
 
