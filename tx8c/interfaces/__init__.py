@@ -7,18 +7,31 @@ an op kind (commutative, constant-like, memory op, byte move, ...) are xDSL trai
 """
 
 from tx8c.interfaces.compute import Compute
-from tx8c.interfaces.oplib import Engine, OpAttr, OpLib
+from tx8c.interfaces.oplib import Engine, Matmul, OpAttr, OpLib, Work
 from tx8c.interfaces.shape_inference import ShapeInference
-from tx8c.interfaces.sharding import ShardingInterface, ShardingSplitParam, SliceParam, WindowParam
+from tx8c.interfaces.sharding import (
+    Combine,
+    LoopDim,
+    NotShardable,
+    ShardingInterface,
+    ShardingSplitParam,
+    SliceParam,
+    Window,
+)
 
 __all__ = [
+    "Combine",
     "Compute",
     "Engine",
+    "LoopDim",
+    "Matmul",
+    "NotShardable",
     "OpAttr",
     "OpLib",
     "ShapeInference",
     "ShardingInterface",
     "ShardingSplitParam",
     "SliceParam",
-    "WindowParam",
+    "Window",
+    "Work",
 ]

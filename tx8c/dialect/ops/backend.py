@@ -24,6 +24,7 @@ backward pass of layout-transmit) or is the Tensor class of their shape; so is a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -64,7 +65,9 @@ from tx8c.dialect.base import (
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
+from tx8c.interfaces.oplib import ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.sharding import Slicer, slicer_fields
 from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
 
 UINT32_MAX = 2**32 - 1
@@ -158,6 +161,13 @@ class LoadConstOp(Tx8beOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
+    def slicer(self):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "load"
+
     def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
         """The value of constant `const_id` in `constants`, checked against the result type."""
         const_id = self.attr("const_id")
@@ -237,6 +247,10 @@ class ChannelNormOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
 
+    def slicer(self):
+        """One CT format-conversion pass over the slice (a copy into the other layout)."""
+        return ConvertSlicer(**slicer_fields(self))
+
 
 @tx8be_op
 class LoadVarOp(_IdentityOp):
@@ -252,6 +266,13 @@ class LoadVarOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
 
+    def slicer(self):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "load"
+
 
 @tx8be_op
 class StoreVarOp(_IdentityOp):
@@ -266,6 +287,13 @@ class StoreVarOp(_IdentityOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
+
+    def slicer(self):
+        """A WDMA of the slice's stored bytes, SPM -> DDR."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "store"
 
 
 # --------------------------------------------------------------------------------------
@@ -485,6 +513,22 @@ class YieldOp(IRDLOperation):
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TransferSlicer(Slicer):
+    """A DMA between DDR and SPM of the slice (element-wise slicing)."""
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=True)
+
+
+@dataclass(frozen=True)
+class ConvertSlicer(Slicer):
+    """A CT layout conversion of the slice (element-wise slicing): one copy pass."""
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, arith=1, flops=0)
 
 
 def _check_consecutive(ops: list[Operation]) -> Block:

@@ -48,7 +48,16 @@ from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import Matmul, Work, num_elements
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.interfaces.sharding import (
+    Combine,
+    LoopDim,
+    Slicer,
+    Window,
+    broadcast_axes,
+    slicer_fields,
+)
 from tx8c.ir_utils import channel_vector, constant_array, rebuilt
 
 # --------------------------------------------------------------------------------------
@@ -420,6 +429,52 @@ class ConvOp(ProductOp):
         weight = "HWOI" if permuted == "NHWC" else self.attr("weight_format")
         return {"data_format": permuted, "weight_format": weight}
 
+    # -- slicing (seed 003 ShardingInterface): see ConvSlicer --------------------------
+    def slicer(self) -> ConvSlicer:
+        geo = self.geometry()
+        data, weight = self.attr("data_format"), self.attr("weight_format")
+        groups = self.attr("groups")
+        result = tuple(self.results[0].type.get_shape())
+        channel = data.index("C")
+        loops = [
+            LoopDim(size, granule=geo.c_out // groups if d == channel and groups > 1 else 1)
+            for d, size in enumerate(result)
+        ]
+        per_group = geo.c_in // groups
+        loops.append(LoopDim(per_group, Combine.SUM) if groups == 1
+                     else LoopDim.whole(per_group, Combine.SUM))
+        return ConvSlicer(
+            **slicer_fields(self, loops, _conv_operand_axes(data, weight, groups,
+                                                             len(self.operands))),
+            data_format=data, weight_format=weight, geometry=geo, groups=groups,
+            strides=tuple(self.attr("strides")), dilations=tuple(self.attr("dilations")),
+            pads=tuple(self.attr("pads")),
+        )
+
+    def compute_slice(self, loops, operands):
+        """A convolution of the windows with the padding the slice's border rows need;
+        the bias joins the partial sums of the first input-channel piece only."""
+        slicer = self.slicer()
+        x, weight, *bias = upcast(*operands)
+        if self.attr("data_format") == "NCHW":
+            x = x.transpose(0, 2, 3, 1)
+        if self.attr("weight_format") == "HWOI":
+            weight = weight.transpose(2, 3, 0, 1)
+        _, _, top, bottom = slicer.input_rows(loops.dim(slicer.axis("H")), 0)
+        _, _, left, right = slicer.input_rows(loops.dim(slicer.axis("W")), 1)
+        groups = self.attr("groups")
+        if groups > 1:
+            groups = weight.shape[0] // (slicer.geometry.c_out // groups)
+        out = conv2d_nhwc(
+            np.ascontiguousarray(x), np.ascontiguousarray(weight), self.attr("strides"),
+            (top, left, bottom, right), self.attr("dilations"), groups,
+        )
+        if bias and loops.start[4] == 0:
+            out = out + bias[0]
+        if self.attr("data_format") == "NCHW":
+            out = out.transpose(0, 3, 1, 2)
+        return [np.ascontiguousarray(out)]
+
     def compute(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None):
         x, weight = upcast(x, weight)
         if self.attr("data_format") == "NCHW":
@@ -436,6 +491,20 @@ class ConvOp(ProductOp):
         if self.attr("data_format") == "NCHW":
             out = out.transpose(0, 3, 1, 2)
         return [np.ascontiguousarray(out)]
+
+
+def exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a @ b` of float32 matrices, each element the same whatever the matrices' extents.
+
+    BLAS blocks a float32 product by the sizes of its operands, so an element of a
+    sub-matrix product (one slice of a sliced Gemm) can differ in its last bit from the
+    same element of the whole product. Products of float32 values are exact in float64
+    and a float64 sum of them rounds to the same float32 in any order but in cases of
+    probability ~2^-29 per term, so computing in float64 and rounding once makes a slice
+    compute what the whole does: the reference, the sliced cmodel and constant folding
+    agree bit for bit.
+    """
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
 
 
 def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
@@ -456,7 +525,7 @@ def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
     patches = patches.reshape(n, oh, ow, groups, c_per_group * kh * kw)
     patches = patches.transpose(3, 0, 1, 2, 4).reshape(groups, n * oh * ow, -1)
     kernels = weight.reshape(groups, c_out // groups, c_per_group * kh * kw)
-    out = np.matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
+    out = exact_matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
     out = out.reshape(groups, n, oh, ow, c_out // groups).transpose(1, 2, 3, 0, 4)
     return out.reshape(n, oh, ow, c_out)
 
@@ -584,19 +653,158 @@ class GemmOp(ProductOp):
         """The operands listed in the fixed layout_str; a bias is Tensor-class."""
         return fixed_operand_layouts(self, self.initial_layout_str())
 
+    # -- slicing (seed 003 ShardingInterface): see GemmSlicer --------------------------
+    def slicer(self) -> GemmSlicer:
+        result = tuple(self.results[0].type.get_shape())
+        rank = len(result)
+        k_loop, m_loop, n_loop = rank, rank - 2, rank - 1
+        axes = []
+        for name, rows, cols in (("a", m_loop, k_loop), ("b", k_loop, n_loop)):
+            shape = self.operand_named(name).type.get_shape()
+            batch = broadcast_axes(shape[:-2], result[:-2])
+            matrix = (cols, rows) if self.attr(f"trans_{name}") else (rows, cols)
+            axes.append((*batch, *matrix))
+        bias = self.operand_named("bias")
+        if bias is not None:
+            axes.append(broadcast_axes(tuple(bias.type.get_shape()), result))
+        k = self._matrices()[0][-1]
+        loops = (*(LoopDim(d) for d in result), LoopDim(k, Combine.SUM))
+        return GemmSlicer(**slicer_fields(self, loops, axes), has_bias=bias is not None)
+
+    def compute_slice(self, loops, operands):
+        a, b, *bias = operands
+        first_k = loops.start[-1] == 0
+        return self.compute(a, b, *(bias if first_k else ()))
+
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)
         if self.attr("trans_a"):
             a = np.swapaxes(a, -1, -2)
         if self.attr("trans_b"):
             b = np.swapaxes(b, -1, -2)
-        out = np.matmul(a, b)
+        out = exact_matmul(a, b)
         if self.attr("alpha") != 1.0:
             out = out * np.float32(self.attr("alpha"))
         if bias is not None:
             (bias,) = upcast(bias)
             out = out + np.float32(self.attr("beta")) * bias
         return [np.asarray(out)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+def _conv_operand_axes(data: str, weight: str, groups: int, operands: int):
+    """Conv's operand dims -> loop dims (the result's dims, then input channels at 4): the
+    input follows N, H, W and its channels follow the reduction (a grouped Conv's, the
+    output channels: a slice reads the channels of its groups); the weight's O follows
+    the output channels and its I the reduction; the bias the output channels."""
+    loop = {k: data.index(k) for k in "NCHW"}
+    channel_loop = loop["C"] if groups > 1 else 4
+    x = [None] * 4
+    for k in "NHW":
+        x[data.index(k)] = loop[k]
+    x[data.index("C")] = channel_loop
+    w = [None] * 4
+    w[weight.index("O")] = loop["C"]
+    w[weight.index("I")] = None if groups > 1 else 4
+    axes = [tuple(x), tuple(w)]
+    if operands > 2:
+        axes.append((loop["C"],))
+    return axes
+
+
+@dataclass(frozen=True)
+class ConvSlicer(Slicer):
+    """Conv's loop dims: the result's dims in its own order (N, C_out, OH, OW for NCHW;
+    N, OH, OW, C_out for NHWC), then the input channels of one group (a reduction: partial
+    sums add up). A slice of output rows reads the input rows under its kernel windows:
+    a halo of (kernel extent - stride) rows, clamped at the borders where the padding is.
+    A grouped Conv cuts its output channels on whole groups, so a slice reads the input
+    channels of its groups only; its input channels are not cut (only one group's
+    channels are contiguous in a reduction window)."""
+
+    data_format: str
+    weight_format: str
+    geometry: ConvGeometry
+    groups: int
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    pads: tuple[int, int, int, int]
+
+    def axis(self, dim: str) -> int:
+        """Where N, C, H or W is in the input and the result."""
+        return self.data_format.index(dim)
+
+    def input_rows(self, out: tuple[int, int], spatial: int) -> tuple[int, int, int, int]:
+        """For output rows [a, b) along spatial axis 0 (H) or 1 (W): the input rows read
+        [lo, hi) and the padding rows the kernel adds before and after them."""
+        geo = self.geometry
+        size, k = (geo.h, geo.w)[spatial], (geo.kh, geo.kw)[spatial]
+        stride, dilation = self.strides[spatial], self.dilations[spatial]
+        first = out[0] * stride - self.pads[spatial]
+        end = (out[1] - 1) * stride - self.pads[spatial] + (k - 1) * dilation + 1
+        lo = min(max(first, 0), size)
+        hi = max(min(end, size), lo)
+        before = max(min(lo, end) - first, 0)  # 0 when the rows start past the input
+        return lo, hi, before, (end - first) - before - (hi - lo)
+
+    def _channel_windows(self, loops: Window) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(input channels, weight input channels) a slice reads."""
+        if self.groups == 1:
+            return loops.dim(4), loops.dim(4)
+        per_in = self.geometry.c_in // self.groups
+        per_out = self.geometry.c_out // self.groups
+        c = self.axis("C")
+        first, last = loops.start[c] // per_out, -(-loops.stop[c] // per_out)
+        return (first * per_in, last * per_in), (0, per_in)
+
+    def back_window(self, loops):
+        channels, weight_channels = self._channel_windows(loops)
+        data = [None] * 4
+        data[self.axis("N")] = loops.dim(self.axis("N"))
+        data[self.axis("C")] = channels
+        data[self.axis("H")] = self.input_rows(loops.dim(self.axis("H")), 0)[:2]
+        data[self.axis("W")] = self.input_rows(loops.dim(self.axis("W")), 1)[:2]
+        weight = [(0, d) for d in self.operands[1]]
+        weight[self.weight_format.index("O")] = loops.dim(self.axis("C"))
+        weight[self.weight_format.index("I")] = weight_channels
+        windows = [Window.of(data), Window.of(weight)]
+        if len(self.operands) > 2:
+            windows.append(Window.of([loops.dim(self.axis("C"))]))
+        return tuple(windows)
+
+    def work(self, shape):
+        """An implicit GEMM per group on the NE: (N*OH*OW) x (C_in/groups * kh * kw) x
+        (C_out/groups), on the slice's share."""
+        geo = self.geometry
+        out_channels = shape[self.axis("C")]
+        groups = 1
+        if self.groups > 1:
+            groups = max(1, -(-out_channels // (geo.c_out // self.groups)))
+        pixels = shape[self.axis("N")] * shape[self.axis("H")] * shape[self.axis("W")]
+        matmul = Matmul(groups, pixels, shape[4] * geo.kh * geo.kw, out_channels // groups)
+        bias = pixels * out_channels if len(self.operands) > 2 else 0
+        return Work(Engine.NE, self.dtype, matmuls=(matmul,), flops=2 * matmul.macs + bias)
+
+
+@dataclass(frozen=True)
+class GemmSlicer(Slicer):
+    """Gemm's loop dims: the result's (batch..., M, N), then K (partial products add up;
+    alpha scales each partial, the bias joins the first K piece only). op(a) follows
+    (batch, M, K), op(b) (batch, K, N), both with numpy matmul broadcasting of the batch
+    dims; the bias broadcasts to the result."""
+
+    has_bias: bool
+
+    def work(self, shape):
+        """Batched (M x K) @ (K x N) on the NE, K = the slice's K piece."""
+        *batch, m, n, k = shape
+        matmul = Matmul(num_elements(batch), m, k, n)
+        bias = num_elements(shape[:-1]) if self.has_bias else 0
+        return Work(Engine.NE, self.dtype, matmuls=(matmul,), flops=2 * matmul.macs + bias)
 
 
 OPS = [ConvOp, GemmOp]

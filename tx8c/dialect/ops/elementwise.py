@@ -13,6 +13,7 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -35,13 +36,39 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
     unchanged_by,
 )
+from tx8c.interfaces.sharding import Slicer, slicer_fields
 from tx8c.ir_utils import shape_of
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementwiseSlicer(Slicer):
+    """Element-wise slicing (the Slicer defaults: every dim cut freely, operands follow
+    the result with numpy broadcasting) and one CT pass per element, `special` for
+    transcendental functions, division and roots."""
+
+    special: bool
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, **{"special" if self.special else "arith": 1})
+
+    def imm_bytes(self, shape, config):
+        """A special function on f16/bf16 converts the slice to fp32 first (seed 003's
+        BatchNorm flow: gatherScatter + convert), so it needs an fp32 copy."""
+        if self.special and self.dtype in LOW_PRECISION:
+            return self.scratch(shape, "f32", config)
+        return 0
+
 
 # --------------------------------------------------------------------------------------
 # Binary
@@ -78,6 +105,8 @@ class BinaryOp(BroadcastingOp):
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+    CT_SPECIAL: ClassVar[bool] = False
+    """The CT computes it as a special function (division, power), not simple arithmetic."""
 
     def broadcast_result_shape(self) -> tuple[int, ...]:
         """The shape both operands broadcast to; raises when they do not."""
@@ -109,6 +138,10 @@ class BinaryOp(BroadcastingOp):
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         a, b = upcast(*inputs)
         return [np.asarray(self.apply(a, b))]
+
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one V_VV or V_VS pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -162,6 +195,7 @@ class DivOp(BinaryOp):
     """Element-wise Div with numpy broadcasting (integers truncate toward zero)."""
 
     name = "tx8be.Div"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, a, b):
         return _int_div(a, b)
@@ -194,6 +228,7 @@ class PowOp(BinaryOp):
     """Element-wise Pow with numpy broadcasting."""
 
     name = "tx8be.Pow"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, a, b):
         return _pow(a, b)
@@ -333,6 +368,10 @@ class WhereOp(BroadcastingOp):
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one select pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=False)
+
 
 # --------------------------------------------------------------------------------------
 # Unary
@@ -346,6 +385,8 @@ class UnaryOp(Tx8beOp):
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
     HAS_KERNEL: ClassVar[bool] = True
     """False when the TX8 op library has no kernel for the op (OpAttr.has_kernel)."""
+    CT_SPECIAL: ClassVar[bool] = False
+    """A transcendental function (or a root or reciprocal): a special CT pass."""
 
     def infer_shapes(self) -> list[TensorType]:
         return [self.operands[0].type]
@@ -370,6 +411,10 @@ class UnaryOp(Tx8beOp):
         (x,) = upcast(x)
         return [np.asarray(self.apply(x))]
 
+    def slicer(self):
+        """The operand follows the result; one pass (special for transcendentals)."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
+
 
 SIGNED = FLOATS | frozenset({"i8", "i32", "i64"})
 
@@ -390,6 +435,7 @@ class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "tx8be.Sigmoid"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return scipy.special.expit(x)
@@ -400,6 +446,7 @@ class TanhOp(UnaryOp):
     """Element-wise Tanh."""
 
     name = "tx8be.Tanh"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.tanh(x)
@@ -410,6 +457,7 @@ class ErfOp(UnaryOp):
     """Element-wise Erf."""
 
     name = "tx8be.Erf"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return scipy.special.erf(x)
@@ -420,6 +468,7 @@ class SiluOp(UnaryOp):
     """x * sigmoid(x) (a.k.a. swish)."""
 
     name = "tx8be.Silu"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
     HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * Sigmoid(x)
 
     def apply(self, x):
@@ -431,6 +480,7 @@ class HardSwishOp(UnaryOp):
     """x * clip(x / 6 + 0.5, 0, 1)."""
 
     name = "tx8be.HardSwish"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
     HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * HardSigmoid(x)
 
     def apply(self, x):
@@ -442,6 +492,7 @@ class ExpOp(UnaryOp):
     """Element-wise Exp."""
 
     name = "tx8be.Exp"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.exp(x)
@@ -452,6 +503,7 @@ class LogOp(UnaryOp):
     """Element-wise Log."""
 
     name = "tx8be.Log"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.log(x)
@@ -462,6 +514,7 @@ class SqrtOp(UnaryOp):
     """Element-wise Sqrt."""
 
     name = "tx8be.Sqrt"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.sqrt(x)
@@ -472,6 +525,7 @@ class RsqrtOp(UnaryOp):
     """1 / sqrt(x)."""
 
     name = "tx8be.Rsqrt"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return 1 / np.sqrt(x)
@@ -482,6 +536,7 @@ class ReciprocalOp(UnaryOp):
     """1 / x."""
 
     name = "tx8be.Reciprocal"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return 1 / x
@@ -525,6 +580,7 @@ class SinOp(UnaryOp):
     """Element-wise Sin."""
 
     name = "tx8be.Sin"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.sin(x)
@@ -535,6 +591,7 @@ class CosOp(UnaryOp):
     """Element-wise Cos."""
 
     name = "tx8be.Cos"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
         return np.cos(x)
@@ -588,6 +645,7 @@ class GeluOp(UnaryOp):
     """Gaussian error linear unit; `approximate` is "none" (erf) or "tanh"."""
 
     name = "tx8be.Gelu"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
     HAS_KERNEL: ClassVar[bool] = False  # legalize decomposes it (Erf or Tanh, Mul, Add)
     approximate = str_attr("none")
 
