@@ -82,6 +82,7 @@ from tx8c.target.mem_layout import pack, stored_bytes, unpack
 
 __all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
 
+
 @dataclass(frozen=True)
 class Buffer:
     """The bytes of one value and the mem layout they were written in."""
