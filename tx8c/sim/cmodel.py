@@ -32,9 +32,13 @@ Semantics:
 - **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
   bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
   gives them their byte meaning so later stages can run on it.
-- **Constants.** `Constant` and `LoadConst` (its value from the `constants` mapping, like
-  the reference executor) are packed "at compile time" in their own `dev_info`
-  mem_layout, compact without one.
+- **Constants.** A `LoadConst` is the DMA of its constant's stored bytes: with a
+  ConstContainer (given, or the one the module carries) its result is
+  `container.stored_bytes(id)` in the container's layout for that id, exactly what
+  `consts.bin` holds, whatever the LoadConst's own dev_info says; so a constant stored
+  channel-aligned but read by a compact reader reads wrongly. With a plain mapping id ->
+  array (tests), the value is packed in the LoadConst's dev_info mem_layout. A `Constant`
+  is packed "at compile time" in its own `dev_info` mem_layout, compact without one.
 - **Groups** run their region as the reference executor does: the block arguments take the
   group operands' buffers, `Yield` passes buffers through, so a group result keeps the
   layout its producer inside the group wrote.
@@ -73,7 +77,7 @@ from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
 from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
-from tx8c.sim.reference import ReferenceExecutor
+from tx8c.sim.reference import Constants, ReferenceExecutor
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import byte_size, pack, unpack
 
@@ -88,7 +92,7 @@ _BYTE_MOVES: tuple[type[Operation], ...] = (LoadVarOp, StoreVarOp)
 class Buffer:
     """The bytes of one value and the mem layout they were written in."""
 
-    data: bytes
+    data: bytes | memoryview
     layout: LayoutMode
 
 
@@ -122,11 +126,13 @@ class CModel(ReferenceExecutor):
     def __init__(
         self,
         module: ModuleOp,
-        constants: Mapping[int, np.ndarray] | None = None,
+        constants: Constants = None,
         config: TX8Config = DEFAULT_CONFIG,
     ):
         super().__init__(module, constants)
         self.config = config
+        if self.container is not None and self.container.config != config:
+            raise ValueError("the cmodel and its ConstContainer must use one TX8Config")
         self.traffic: list[OpTraffic] = []
 
     # -- the function ------------------------------------------------------------------
@@ -152,6 +158,11 @@ class CModel(ReferenceExecutor):
         region_runner = getattr(op, "run_region", None)
         if region_runner is not None:
             return region_runner(self, values)
+        stored_loader = getattr(op, "load_stored", None)
+        if stored_loader is not None and self.container is not None:
+            data, layout = stored_loader(self.container)
+            self._record(op, [], [len(data)])
+            return [Buffer(data, layout)]
         if isinstance(op, _BYTE_MOVES):
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
@@ -208,7 +219,7 @@ class CModel(ReferenceExecutor):
         need = byte_size(shape, dtype, layout, self.config)
         data = buffer.data
         if len(data) < need:  # memory past the end of the tensor reads as zeros
-            data = data + bytes(need - len(data))
+            data = bytes(data) + bytes(need - len(data))
         return unpack(data, shape, dtype, layout, self.config)
 
     def write(self, array: np.ndarray, t: TensorType, layout: LayoutMode) -> Buffer:
@@ -224,7 +235,7 @@ class CModel(ReferenceExecutor):
 def run_cmodel(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-    constants: Mapping[int, np.ndarray] | None = None,
+    constants: Constants = None,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> list[np.ndarray]:
     """Run `module`'s main function on `inputs` at byte level and return its results."""
