@@ -30,7 +30,8 @@ The later stages read it through this API:
   than a bank per tile would waste up to 4 KiB each for no faster read, so only large
   ones get one. An id's offset is the same on every chip (the program is the same on
   every chip).
-  `image(opt_ddr)` builds `consts.bin` and its index `consts.json`: the file starts with
+  `write_image(f, opt_ddr)` writes `consts.bin` and returns its index `consts.json`
+  (`image(opt_ddr)`: the same in memory): the file starts with
   the region as every chip sees it (each every-chip constant in its stored layout at its
   offset, padding zero); each chip-specific placement follows the region at its own
   `file_offset`, and a loader for chip c copies it to its id's offset.
@@ -62,13 +63,14 @@ channel-aligned constants are unpacked, once, into their logical array.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -90,7 +92,7 @@ from tx8c.dialect.types import short_name, tensor, tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.ir_utils import dense_array
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
-from tx8c.target.mem_layout import byte_size, pack, resolve_dtype, unpack
+from tx8c.target.mem_layout import byte_size, pack_into, resolve_dtype, unpack
 
 ALL_CHIPS = -1
 MODULE_ATTR = "tx8c.constants"
@@ -231,13 +233,15 @@ class ConstImage:
     index: dict[str, Any]
 
     def index_json(self) -> str:
-        """The index as JSON text: one line per field, one line per constant."""
-        head = {k: v for k, v in self.index.items() if k != "constants"}
-        lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-        rows = [f"  {json.dumps(row, separators=(', ', ': '))}"
-                for row in self.index["constants"]]
-        body = ",\n".join(rows)
-        return "{\n" + "\n".join(lines) + '\n "constants": [\n' + body + "\n ]\n}\n"
+        return index_json(self.index)
+
+
+def index_json(index: Mapping[str, Any]) -> str:
+    """An index as JSON text: one line per field, one line per constant."""
+    head = {k: v for k, v in index.items() if k != "constants"}
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    rows = [f"  {json.dumps(row, separators=(', ', ': '))}" for row in index["constants"]]
+    return "{\n" + "\n".join(lines) + '\n "constants": [\n' + ",\n".join(rows) + "\n ]\n}\n"
 
 
 # --------------------------------------------------------------------------------------
@@ -313,7 +317,9 @@ class ConstContainer:
         value = self.value(const_id, chip)
         if row_major(entry.numpy_dtype, layout):
             return memoryview(_raw(value))
-        return memoryview(pack(value, layout, self.config, dtype=entry.dtype))
+        out = bytearray(self.nbytes(const_id, layout))
+        pack_into(out, value, layout, self.config, dtype=entry.dtype)
+        return memoryview(out)
 
     def nbytes(self, const_id: int, layout: LayoutMode | None = None) -> int:
         """Stored bytes of the constant in `layout` (default: its stored layout)."""
@@ -329,26 +335,13 @@ class ConstContainer:
         """The id -> logical value mapping of chip `chip` (what the executors take)."""
         return ConstValues(self, chip)
 
-    def stats(self) -> dict[str, int]:
-        """Counts and bytes: ids, placements, stored and logical bytes."""
-        placements = sum(len(e.placements) for e in self._entries.values())
-        stored = sum(self.nbytes(i) * len(self._entries[i].placements) for i in self.ids())
-        logical = sum(
-            self.logical_nbytes(i) * len(self._entries[i].placements) for i in self.ids()
-        )
-        return {
-            "constants": len(self),
-            "placements": placements,
-            "stored_bytes": stored,
-            "logical_bytes": logical,
-        }
-
     def _unpack(self, entry: ConstEntry, stored: memoryview) -> np.ndarray:
-        if row_major(entry.numpy_dtype, entry.mem_layout):
+        if row_major(entry.numpy_dtype, entry.mem_layout):  # a view of the bytes
             count = int(np.prod(entry.shape, dtype=np.int64))
             value = np.frombuffer(stored, dtype=entry.numpy_dtype, count=count)
-            return value.reshape(entry.shape)
-        value = unpack(stored, entry.shape, entry.dtype, entry.mem_layout, self.config)
+            value = value.reshape(entry.shape)
+        else:
+            value = unpack(stored, entry.shape, entry.dtype, entry.mem_layout, self.config)
         value.flags.writeable = False
         return value
 
@@ -483,12 +476,18 @@ class ConstContainer:
             return self.config.ddr_bank_bytes
         return self.config.batch_align_bytes
 
-    def image(self, opt_ddr: bool = True, file_name: str = "consts.bin") -> ConstImage:
-        """`consts.bin` and `consts.json` (module docstring). Each constant's sha256 is
-        computed in a worker thread while the next one is packed and copied."""
+    def image_index(self, opt_ddr: bool = True, file_name: str = "consts.bin"
+                    ) -> dict[str, Any]:
+        """The index of the image `write_image` writes, without the sha256 of each
+        constant (known once its bytes are written)."""
+        return self._image_plan(opt_ddr, file_name)[0]
+
+    def _image_plan(self, opt_ddr: bool, file_name: str
+                    ) -> tuple[dict[str, Any], list[tuple[int, Placement]]]:
+        """The index and, row by row, (id, placement) of the image."""
         layout = self.ddr_layout(opt_ddr)
         rows: list[dict[str, Any]] = []
-        places: list[tuple[int, int, Placement]] = []
+        places: list[tuple[int, Placement]] = []
         cursor = layout.region_bytes
         for slot in layout.slots:
             entry = self._entries[slot.id]
@@ -498,22 +497,13 @@ class ConstContainer:
                 else:
                     file_offset = cursor = _align(cursor, self._alignment(slot.id, opt_ddr))
                     cursor += slot.nbytes
-                places.append((slot.id, file_offset, p))
+                places.append((slot.id, p))
                 rows.append(self._row(entry, slot, p, file_offset))
-        data = bytearray(cursor)
-        with _hasher() as hasher:
-            digests = []
-            for const_id, offset, p in places:
-                piece = self.stored_bytes(const_id, _any_chip(p.chips))
-                digests.append(hasher.submit(_sha256, piece))
-                data[offset:offset + len(piece)] = piece
-            for row, digest in zip(rows, digests, strict=True):
-                row["sha256"] = digest.result()
         index = {
             "format": INDEX_FORMAT,
             "version": INDEX_VERSION,
             "file": file_name,
-            "file_bytes": len(data),
+            "file_bytes": cursor,
             "region_bytes": layout.region_bytes,
             "opt_ddr": opt_ddr,
             "ddr_bank_bytes": self.config.ddr_bank_bytes,
@@ -521,7 +511,36 @@ class ConstContainer:
             "large_const_bytes": self.config.large_const_bytes,
             "constants": rows,
         }
-        return ConstImage(data, index)
+        return index, places
+
+    def write_image(self, f: BinaryIO, opt_ddr: bool = True,
+                    file_name: str = "consts.bin") -> dict[str, Any]:
+        """Write `consts.bin` to the binary file `f`, constant by constant (no image in
+        memory: row-major constants are written from their values' own bytes, the others
+        packed one at a time); return its index, the content of `consts.json`. Each
+        constant's sha256 is computed in a worker thread while the next one is written."""
+        index, places = self._image_plan(opt_ddr, file_name)
+        rows = index["constants"]
+        written = 0
+        with _hasher() as hasher:
+            digests = {}
+            for i in sorted(range(len(rows)), key=lambda i: rows[i]["file_offset"]):
+                const_id, p = places[i]
+                f.write(bytes(rows[i]["file_offset"] - written))  # zero padding before it
+                piece = self.stored_bytes(const_id, _any_chip(p.chips))
+                digests[i] = hasher.submit(_sha256, piece)
+                f.write(piece)
+                written = rows[i]["file_offset"] + len(piece)
+            f.write(bytes(index["file_bytes"] - written))
+            for i, row in enumerate(rows):
+                row["sha256"] = digests[i].result()
+        return index
+
+    def image(self, opt_ddr: bool = True, file_name: str = "consts.bin") -> ConstImage:
+        """`consts.bin` in memory and its index (`write_image` into a buffer)."""
+        buffer = io.BytesIO()
+        index = self.write_image(buffer, opt_ddr, file_name)
+        return ConstImage(bytearray(buffer.getbuffer()), index)
 
     @staticmethod
     def _row(entry: ConstEntry, slot: Slot, p: Placement, file_offset: int) -> dict[str, Any]:

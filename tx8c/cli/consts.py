@@ -22,7 +22,7 @@ from tx8c.const_container import (
     CONST_STATS_ATTR,
     MODULE_ATTR,
     ConstContainer,
-    ConstImage,
+    index_json,
     module_container,
 )
 from tx8c.dialect.ops.backend import LoadConstOp
@@ -32,14 +32,20 @@ BIN_FILE = "consts.bin"
 INDEX_FILE = "consts.json"
 
 
-def write_constants(out: OutputDir, module: ModuleOp, opt_ddr: bool) -> ConstImage:
-    """Stage `consts.bin` and `consts.json` in `out` and make `module` name them."""
+def write_constants(out: OutputDir, module: ModuleOp, opt_ddr: bool) -> dict[str, Any]:
+    """Stage `consts.bin` (written piece by piece at commit) and `consts.json` in `out`,
+    make `module` name them, and return the index (its sha256 fields are filled when
+    consts.bin is written)."""
     container = module_container(module) or ConstContainer()
-    image = container.image(opt_ddr, BIN_FILE)
-    out.add(BIN_FILE, image.data)
-    out.add(INDEX_FILE, image.index_json())
+    index = container.image_index(opt_ddr, BIN_FILE)
+
+    def write_bin(f) -> None:
+        index.update(container.write_image(f, opt_ddr, BIN_FILE))
+
+    out.add(BIN_FILE, write_bin)
+    out.add(INDEX_FILE, lambda f: f.write(index_json(index).encode("utf-8")))
     ConstContainer.external(module, INDEX_FILE)
-    return image
+    return index
 
 
 def image_round_trip(module: ModuleOp, opt_ddr: bool = True) -> ConstContainer | None:
@@ -77,7 +83,7 @@ class ConstantsLoader:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def constants_report(module: ModuleOp, image: ConstImage | None) -> dict[str, Any]:
+def constants_report(module: ModuleOp, index: dict[str, Any] | None) -> dict[str, Any]:
     """Statistics of the constants stage for report.json."""
     stats = read_pass_stats(module, CONST_STATS_ATTR)
     loads = [op for op in module.walk() if isinstance(op, LoadConstOp)]
@@ -88,14 +94,15 @@ def constants_report(module: ModuleOp, image: ConstImage | None) -> dict[str, An
         "const_folded", 0)
     move = stats.get("move-constant", {})
     norm = stats.get("const-norm", {})
-    rows = image.index["constants"] if image is not None else []
+    rows = index["constants"] if index is not None else []
     return {
         "constants": len({r["id"] for r in rows}),
         "placements": len(rows),
         "stored_bytes": sum(r["bytes"] for r in rows),
+        "logical_bytes": sum(_logical_bytes(r) for r in rows),
         "large": move.get("large", 0),
-        "consts_bin_bytes": len(image.data) if image is not None else 0,
-        "opt_ddr": image.index["opt_ddr"] if image is not None else None,
+        "consts_bin_bytes": index["file_bytes"] if index is not None else 0,
+        "opt_ddr": index["opt_ddr"] if index is not None else None,
         "load_consts": {"real": len(loads) - bypassed, "bypassed": bypassed},
         "channel_norms_folded": {
             "layout-align-opt": folded_at_layout,
@@ -107,3 +114,13 @@ def constants_report(module: ModuleOp, image: ConstImage | None) -> dict[str, An
                           "copies": norm.get("copies", 0),
                           "bytes": norm.get("copy_bytes", 0)},
     }
+
+
+def _logical_bytes(row: dict[str, Any]) -> int:
+    """Elements x item size of an index row (its bytes without layout padding)."""
+    from tx8c.target.mem_layout import resolve_dtype
+
+    count = 1
+    for d in row["shape"]:
+        count *= d
+    return count * resolve_dtype(row["dtype"]).itemsize

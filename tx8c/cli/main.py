@@ -81,7 +81,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = run_pipeline(result.module, options, after_each)
-    image = write_constants(out, result.module, options.opt_ddr)
+    consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
         "opset": result.opset,
@@ -99,7 +99,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
-        "constants": constants_report(result.module, image),
+        "constants": constants_report(result.module, consts_index),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
