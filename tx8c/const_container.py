@@ -229,7 +229,7 @@ def _align(value: int, alignment: int) -> int:
 class ConstImage:
     """`consts.bin` (`data`) and its index (`index`, the content of `consts.json`)."""
 
-    data: bytearray
+    data: memoryview
     index: dict[str, Any]
 
     def index_json(self) -> str:
@@ -540,7 +540,7 @@ class ConstContainer:
         """`consts.bin` in memory and its index (`write_image` into a buffer)."""
         buffer = io.BytesIO()
         index = self.write_image(buffer, opt_ddr, file_name)
-        return ConstImage(bytearray(buffer.getbuffer()), index)
+        return ConstImage(buffer.getbuffer(), index)
 
     @staticmethod
     def _row(entry: ConstEntry, slot: Slot, p: Placement, file_offset: int) -> dict[str, Any]:

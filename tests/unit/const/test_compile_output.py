@@ -165,3 +165,25 @@ def test_tx8c_opt_reads_the_constants_beside_a_compiled_model(compiled, tmp_path
     assert "tx8c.constants = [{id = 0 : i64" in text and "dense<" in text
     assert_same_values(_run(out, inputs_path, tmp_path / "a"),
                        _run(dest, inputs_path, tmp_path / "b"))
+
+
+def test_output_dir_writers_run_in_order_and_a_failing_one_leaves_nothing(tmp_path) -> None:
+    from tx8c.cli.files import OutputDir
+
+    seen = {}
+    out = OutputDir(tmp_path / "out")
+    out.add("a.bin", lambda f: seen.update(size=f.write(b"\0" * 10)))
+    out.add("a.json", lambda f: f.write(json.dumps(seen).encode()))
+    out.commit()
+    assert json.loads((tmp_path / "out" / "a.json").read_text()) == {"size": 10}
+
+    def broken(f) -> None:
+        f.write(b"partial")
+        raise OSError("disk full")
+
+    fresh = OutputDir(tmp_path / "new")
+    fresh.add("x.bin", broken)
+    with pytest.raises(OSError, match="disk full"):
+        fresh.commit()
+    assert not (tmp_path / "new").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

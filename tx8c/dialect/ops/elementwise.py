@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
-import scipy.special
 from xdsl.dialects.builtin import TensorType, i1
 
 from tx8c.dialect.attrs import AlignMode
@@ -308,7 +307,15 @@ def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = "", has_kernel: bo
 
 
 def _sigmoid(x):
-    return scipy.special.expit(x)
+    from scipy.special import expit  # imported on use: scipy.special takes 0.3-1 s to load
+
+    return expit(x)
+
+
+def _erf(x):
+    from scipy.special import erf
+
+    return erf(x)
 
 
 SIGNED = FLOATS | frozenset({"i8", "i32", "i64"})
@@ -316,7 +323,7 @@ SIGNED = FLOATS | frozenset({"i8", "i32", "i64"})
 ReluOp = _unary("Relu", lambda x: np.maximum(x, 0).astype(x.dtype), NUMERIC)
 SigmoidOp = _unary("Sigmoid", _sigmoid)
 TanhOp = _unary("Tanh", np.tanh)
-ErfOp = _unary("Erf", scipy.special.erf)
+ErfOp = _unary("Erf", _erf)
 # No TX8 kernel for Silu and HardSwish: legalize decomposes them (Sigmoid, HardSigmoid, Mul).
 SiluOp = _unary(
     "Silu", lambda x: x * _sigmoid(x), doc="x * sigmoid(x) (a.k.a. swish).", has_kernel=False
@@ -378,7 +385,7 @@ class GeluOp(UnaryOp):
     def apply(self, x):
         if self.attr("approximate") == "tanh":
             return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1 + scipy.special.erf(x / np.sqrt(2)))
+        return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
 @tx8be_op
