@@ -130,7 +130,9 @@ class _ConstNorm:
         cn.parent_block().erase_op(cn)
         set_load_layout(load, layout)
         self.stats.channel_norms_folded += 1
-        self.stats.folded_bytes += stored_bytes(load.results[0].type, layout)
+        result = load.results[0]
+        self.stats.folded_bytes += stored_bytes(shape_of(result),
+                                                result.type.get_element_type(), layout)
 
     def _one_layout_per_id(self, loads: list[LoadConstOp]) -> None:
         """processMultiUse (module docstring)."""
