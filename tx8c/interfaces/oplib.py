@@ -177,6 +177,15 @@ class OpLib:
         op reads and writes in one family (seed 000)."""
         return False
 
+    def moves_no_bytes(self) -> bool:
+        """True for a relabel: an op whose result is its operand's bytes as they are,
+        read under another shape (a Reshape, or a Transpose that leaves the bytes of its
+        layout in place). It costs nothing and runs wherever its operand lives, SPM or
+        DDR, so group-ldst neither loads its operand nor stores its result for it; a
+        group of relabels alone needs no load or store and runs in DDR (group_tag 2).
+        Default: False (every op moves or computes its result)."""
+        return False
+
     def imm_bytes(self, slice_shape: tuple[int, ...], config) -> int:
         """Scratch SPM bytes the kernel needs for a slice of `slice_shape` (loop dims).
         Default: none."""
