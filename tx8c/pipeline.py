@@ -2,10 +2,11 @@
 
 DESIGN.md lists the stages (mid-end, layout, constants, grouping, slicing, DDR,
 codegen); the grouping stage follows the layout stage here until the constants stage
-lands, and then follows that. A stage appears here only once its passes are implemented. `pipeline_spec`
-writes the pipeline as a `tx8c-opt -p` string, so any prefix of it can be replayed by
-hand; `run_pipeline` runs the passes one by one, timing each and handing the module after
-each pass to a callback (used for `--dump-ir-after-all` and `tx8c compare`).
+lands, and then follows that. A stage appears here only once its passes are
+implemented. `pipeline_spec` writes the pipeline as a `tx8c-opt -p` string, so any
+prefix of it can be replayed by hand; `run_pipeline` runs the passes one by one, timing
+each and handing the module after each pass to a callback (used for
+`--dump-ir-after-all` and `tx8c compare`).
 """
 
 from __future__ import annotations

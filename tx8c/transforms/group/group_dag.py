@@ -29,7 +29,8 @@ Requires: every compute op of each function in a top-level group (group-optimiza
 otherwise a `Tx8Error` says to run group-optimization first.
 Guarantees: the top-level groups of each function are in layer order, each layer
 contiguous; `need_barrier` is true exactly on the last group of each layer;
-`missing_barriers` is empty; values and group ids are unchanged.
+`missing_barriers` is empty; `group_id` is 0, 1, ... in the new order (a `template_id`
+follows the group it names); values are unchanged.
 
 Departs from the seed: a group whose result is returned and also read by another group
 gets its layer from its reader (the seed's "returned -> 0" would put the two in one
@@ -46,12 +47,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i64
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from tx8c.analysis.group_dag import group_graph, layers
+from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
 from tx8c.ir_utils import function_bodies, is_compute_op
 
@@ -71,17 +73,29 @@ def place_barriers(block: Block) -> None:
     groups, readers = group_graph(block)
     layer = layers(readers)
     order = sorted(range(len(groups)), key=lambda i: (-layer[i], i))
-    last_of_layer = {layer[i]: i for i in order}
     terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
     for i in order:
-        group = groups[i]
-        group.detach()
+        groups[i].detach()
         if terminator is None:
-            block.add_op(group)
+            block.add_op(groups[i])
         else:
-            block.insert_op_before(group, terminator)
+            block.insert_op_before(groups[i], terminator)
+    _renumber([groups[i] for i in order])
+    last_of_layer = {layer[i]: i for i in order}
+    for i, group in enumerate(groups):
         barrier = last_of_layer[layer[i]] == i
         group.attributes["need_barrier"] = IntegerAttr(1 if barrier else 0, i1)
+
+
+def _renumber(groups: list[GroupOp]) -> None:
+    """Number the groups 0, 1, ... in their new order (so ids read as the program
+    order), and point every template_id at the new number of the group it named."""
+    new_id = {g.attr("group_id"): number for number, g in enumerate(groups)}
+    for number, group in enumerate(groups):
+        group.attributes["group_id"] = IntegerAttr(number, i64)
+        template = group.attr("template_id")
+        if template >= 0 and template in new_id:
+            group.attributes["template_id"] = IntegerAttr(new_id[template], i64)
 
 
 def _check_all_grouped(block: Block) -> None:

@@ -9,8 +9,8 @@ and every result a group output (those read later, `GroupOp.wrap`). A constant s
 that other ops read too is cloned into the group (the seed moves it, which would leave
 its other readers without a value).
 
-Then every top-level group of each function, pattern groups included, gets its
-`group_id`: 0, 1, 2, ... in block order.
+Then every top-level group of each function without a `group_id` (-1), pattern groups
+included, gets the next free number in block order: 0, 1, 2, ... on a first run.
 
 Requires: function bodies of tx8be ops in SSA order (after group-pattern when patterns
 are used).
@@ -22,7 +22,7 @@ Guarantees (the invariants the slicing search relies on, together with group-pat
 - each group's body is isolated from above and topologically ordered; its operands are
   its boundary inputs (values of other groups or function arguments), its results the
   values read after it;
-- `group_id` is unique per function and increases in block order;
+- `group_id` is unique per function; on a first run it increases in block order;
 - values are unchanged.
 
 Cost: linear in the ops.
@@ -59,10 +59,14 @@ class GroupOptimizationPass(ModulePass):
 
 
 def number_groups(block: Block) -> None:
-    """Set `group_id` of the top-level groups of `block` to 0, 1, ... in block order."""
-    groups = (o for o in block.ops if isinstance(o, GroupOp))
-    for number, group in enumerate(groups):
-        group.attributes["group_id"] = IntegerAttr(number, i64)
+    """Give the top-level groups of `block` that have no `group_id` (it is -1) the next
+    free numbers, in block order: 0, 1, ... on a first run."""
+    groups = [o for o in block.ops if isinstance(o, GroupOp)]
+    number = max((g.attr("group_id") for g in groups), default=-1) + 1
+    for group in groups:
+        if group.attr("group_id") < 0:
+            group.attributes["group_id"] = IntegerAttr(number, i64)
+            number += 1
 
 
 def _erase_unread_constant_sources(block: Block) -> None:
