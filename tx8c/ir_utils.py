@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
 from tx8c.dialect.attrs import LayoutMode
@@ -132,10 +132,24 @@ def stored_layout(value: SSAValue) -> LayoutMode:
     dev = owner.attributes.get("dev_info")
     if dev is None:
         return mem_layout_for(_shape(value), aligned=False)
-    layout = dev.get("mem_layout")
+    layout = _mem_layout(dev)
     if len(owner.results) == 1:
         return layout
     return mem_layout_for(_shape(value), aligned=is_aligned(layout))
+
+
+_MEM_LAYOUTS: dict[int, tuple[Attribute, LayoutMode]] = {}
+
+
+def _mem_layout(dev: Attribute) -> LayoutMode:
+    """The mem_layout of a dev_info, remembered by identity: few distinct dev_info
+    objects exist, and reading a field of the struct attribute (or hashing it) is slow."""
+    known = _MEM_LAYOUTS.get(id(dev))
+    if known is None or known[0] is not dev:
+        if len(_MEM_LAYOUTS) >= 1 << 16:  # parsed IR has one dev_info object per op
+            _MEM_LAYOUTS.clear()
+        known = _MEM_LAYOUTS[id(dev)] = (dev, dev.get("mem_layout"))
+    return known[1]
 
 
 def stored_bytes(value: SSAValue, config: TX8Config = DEFAULT_CONFIG) -> int:

@@ -84,31 +84,53 @@ class PatternSpec:
 _CNN = (
     # a residual block's tail: the last Conv, the shortcut Add, the activation
     ("Conv Add Relu OR Conv Add Clip OR Conv Add LeakyRelu", 4),
-    # the stem: Conv -> activation -> max pool
-    ("Conv Relu Pool OR Conv Clip Pool", 4),
+    # the stem: (layout conversions of the input) Conv -> activation -> max pool
+    ("ChannelNorm Transpose Conv Relu Pool OR Transpose Conv Relu Pool OR Conv Relu Pool "
+     "OR Conv Clip Pool", 4),
     # Conv with its activation (Clip is ReLU6; Sigmoid Mul is SiLU after legalize)
     ("Conv Relu OR Conv Clip OR Conv LeakyRelu OR Conv HardSigmoid OR Conv Sigmoid Mul", 3),
     ("Conv Add OR Conv Pool", 2),
-    # the classifier: global pool, flatten, fully connected
-    ("Pool Reshape Gemm", 2),
+    # the classifier: global pool, flatten, fully connected (and the output conversion)
+    ("Pool Reshape * Gemm ChannelNorm OR Pool Reshape * Gemm", 3),
 )
 
 _TRANSFORMER = (
-    # attention scores: scale, Q K^T, mask, softmax and its all-masked guard (a Where
-    # fed by Equal/Not of the softmax), then the product with V
-    ("Mul Gemm Add Softmax Equal Not Where Gemm OR Gemm Add Softmax Equal Not Where Gemm",
-     5),
-    ("Mul Gemm Add Softmax OR Gemm Add Softmax OR Gemm Softmax OR Softmax Gemm", 4),
-    # FFN up-projection with its activation: GELU as one op or as Mul Erf Add Mul
-    ("Gemm Add Gelu OR Gemm Gelu OR Gemm ChannelNorm Gelu", 4),
-    ("Gemm ChannelNorm Mul Erf Add Mul OR Gemm Mul Erf Add Mul", 4),
-    # output projections: bias, residual Add, LayerNorm
-    ("Gemm ChannelNorm Add LayerNorm OR Gemm Add LayerNorm OR Gemm Add Add LayerNorm", 4),
-    # LayerNorm feeding the next Gemm
+    # attention: scale, Q K^T, mask, softmax with its all-masked guard (a Where fed by
+    # Equal/Not of the softmax), the product with V
+    ("Mul Gemm Add Softmax Equal Not Where Gemm OR Gemm Add Softmax Equal Not Where Gemm "
+     "OR Mul Gemm Add Softmax Gemm OR Gemm Add Softmax Gemm OR Gemm Softmax Gemm", 5),
+    ("Mul Gemm Add Softmax OR Gemm Add Softmax OR Gemm Softmax", 4),
+    # projections with what follows them up to the next Gemm's input: the residual Add
+    # and LayerNorm, the FFN activation (GELU as one op or as Mul Erf Add Mul), the QKV
+    # split; the ChannelNorms the layout stage put between them stay inside
+    ("Gemm ChannelNorm Add LayerNorm ChannelNorm OR Gemm ChannelNorm Add LayerNorm "
+     "OR Gemm Add LayerNorm OR Gemm Add Add LayerNorm", 4),
+    ("Gemm ChannelNorm Mul Erf Add Mul ChannelNorm OR Gemm ChannelNorm Mul Erf Add Mul "
+     "OR Gemm Mul Erf Add Mul OR Gemm Add Gelu OR Gemm Gelu OR Gemm ChannelNorm Gelu", 4),
+    ("ChannelNorm Gemm ChannelNorm Split OR Gemm ChannelNorm Split OR Gemm Split", 3),
+    # embeddings: the lookup, the position/type embeddings added, the LayerNorm
+    ("Gather Add Add LayerNorm ChannelNorm OR Gather Add LayerNorm ChannelNorm "
+     "OR Gather Add Add LayerNorm OR Gather Add LayerNorm", 3),
+    # LayerNorm / RMSNorm feeding the next Gemm
     ("LayerNorm ChannelNorm Gemm OR LayerNorm Gemm OR RMSNorm Gemm OR RMSNorm ChannelNorm Gemm",
      3),
     # gated FFN (LLaMA): Gemm -> SiLU (Sigmoid Mul) -> gate Mul
     ("Gemm Sigmoid Mul Mul OR Gemm ChannelNorm Sigmoid Mul Mul", 3),
+    # RMSNorm as exported: x^2, mean, + eps, sqrt, reciprocal (or divide), scale
+    ("Pow ChannelNorm Reduce ChannelNorm Add Sqrt Div Mul ChannelNorm "
+     "OR Pow ChannelNorm Reduce ChannelNorm Add Sqrt Div Mul OR Pow Reduce Add Sqrt Div Mul "
+     "OR Pow Reduce Add Sqrt Reciprocal Mul OR Pow Reduce Add Rsqrt Mul", 3),
+    # rotary embedding: rotate half (Slice, Neg, Concatenate), times sin, plus x cos
+    ("Slice Neg Concatenate Mul Add", 2),
+    # grouped-query attention: K/V heads repeated (Reshape, BroadCast, Reshape)
+    ("Reshape BroadCast Reshape ChannelNorm Transpose OR Reshape BroadCast Reshape "
+     "ChannelNorm OR Reshape BroadCast Reshape", 2),
+    # heads split and merged: the reshapes and transposes with their conversions (and
+    # the scaling Mul of Q or K)
+    ("Reshape ChannelNorm Transpose Mul OR Reshape ChannelNorm Transpose OR Reshape Transpose "
+     "Mul OR Reshape Transpose", 2),
+    ("Transpose ChannelNorm Reshape ChannelNorm OR Transpose ChannelNorm Reshape "
+     "OR Transpose Reshape", 2),
     ("Gemm ChannelNorm Add OR Gemm Add", 2),
 )
 
@@ -403,6 +425,17 @@ class Automaton:
     @property
     def empty(self) -> bool:
         return not self.root.children
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """Every op kind some pattern names: an op of another kind never matches."""
+        found: set[str] = set()
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            found.update(node.children)
+            stack.extend(node.children.values())
+        return frozenset(found)
 
     def describe(self) -> str:
         """The trie as indented text, one node a line (the seed's printTree)."""

@@ -374,10 +374,14 @@ class GroupOp(Tx8beOp):
         inputs = _unique(
             v for op in ops for v in op.operands if not _defined_by(v, inside)
         )
-        outputs = [
-            r for op in ops for r in op.results
-            if any(_ancestor_in(block, u.operation) not in inside for u in r.uses)
-        ]
+        readers_after: dict[SSAValue, list[tuple[Operation, int]]] = {}
+        for op in ops:
+            for r in op.results:
+                after = [(u.operation, u.index) for u in r.uses
+                         if _ancestor_in(block, u.operation) not in inside]
+                if after:
+                    readers_after[r] = after
+        outputs = list(readers_after)
         body = Block(arg_types=[v.type for v in inputs])
         group = cls.create(
             operands=inputs,
@@ -397,15 +401,14 @@ class GroupOp(Tx8beOp):
         for value, arg in argument.items():
             arg.name_hint = value.name_hint  # %x outside reads as %x inside
         for op in ops:
-            for reader in op.walk():  # the op and any op nested in it
+            for reader in op.walk() if op.regions else (op,):  # with any op nested in it
                 for index, value in enumerate(reader.operands):
                     if value in argument:
                         reader.operands[index] = argument[value]
         for value, result in zip(outputs, group.results, strict=True):
             result.name_hint = value.name_hint
-            for use in list(value.uses):
-                if not group.is_ancestor(use.operation):
-                    use.operation.operands[use.index] = result
+            for reader, index in readers_after[value]:
+                reader.operands[index] = result
         return group
 
     # -- reading ---------------------------------------------------------------------

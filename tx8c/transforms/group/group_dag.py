@@ -47,12 +47,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i64
-from xdsl.ir import Block
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, Block
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from tx8c.analysis.group_dag import group_graph, layers
+from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
 from tx8c.ir_utils import function_bodies, is_compute_op
@@ -73,18 +74,18 @@ def place_barriers(block: Block) -> None:
     groups, readers = group_graph(block)
     layer = layers(readers)
     order = sorted(range(len(groups)), key=lambda i: (-layer[i], i))
-    terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
-    for i in order:
-        groups[i].detach()
-        if terminator is None:
-            block.add_op(groups[i])
-        else:
-            block.insert_op_before(groups[i], terminator)
+    if order != sorted(order):
+        terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
+        for i in order:
+            groups[i].detach()
+            if terminator is None:
+                block.add_op(groups[i])
+            else:
+                block.insert_op_before(groups[i], terminator)
     _renumber([groups[i] for i in order])
     last_of_layer = {layer[i]: i for i in order}
     for i, group in enumerate(groups):
-        barrier = last_of_layer[layer[i]] == i
-        group.attributes["need_barrier"] = IntegerAttr(1 if barrier else 0, i1)
+        _set(group, "need_barrier", to_attr("bool", last_of_layer[layer[i]] == i))
 
 
 def _renumber(groups: list[GroupOp]) -> None:
@@ -92,10 +93,16 @@ def _renumber(groups: list[GroupOp]) -> None:
     order), and point every template_id at the new number of the group it named."""
     new_id = {g.attr("group_id"): number for number, g in enumerate(groups)}
     for number, group in enumerate(groups):
-        group.attributes["group_id"] = IntegerAttr(number, i64)
+        _set(group, "group_id", to_attr("int", number))
         template = group.attr("template_id")
         if template >= 0 and template in new_id:
-            group.attributes["template_id"] = IntegerAttr(new_id[template], i64)
+            _set(group, "template_id", to_attr("int", new_id[template]))
+
+
+def _set(group: GroupOp, name: str, value: Attribute) -> None:
+    """Set an attribute unless it already holds that value (attributes are shared)."""
+    if group.attributes.get(name) != value:
+        group.attributes[name] = value
 
 
 def _check_all_grouped(block: Block) -> None:

@@ -47,14 +47,15 @@ from dataclasses import dataclass
 from functools import cache
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
 
 from tx8c.dialect.attrs import DevAttr, LayoutMode
+from tx8c.dialect.base import to_attr
 from tx8c.dialect.layout import value_layout
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
+from tx8c.interfaces import OpAttr
 from tx8c.ir_utils import function_bodies, stored_layout
 
 SLICED, IN_DDR = 0, 2
@@ -73,8 +74,10 @@ class GroupLdStPass(ModulePass):
 
 def insert_loads_and_stores(group: GroupOp) -> None:
     body = group.block
-    residency = _Residency()
+    terminator = body.last_op
+    residency = _Residency(terminator)
     first = body.first_op
+    moved = False
     for arg in body.args:
         uses = [use for use in arg.uses if residency.use_needs_spm(use)]
         if uses:
@@ -82,7 +85,7 @@ def insert_loads_and_stores(group: GroupOp) -> None:
             body.insert_op_before(load, first)
             for use in uses:
                 use.operation.operands[use.index] = load.results[0]
-    terminator = body.last_op
+            moved = True
     stores: dict[SSAValue, Operation] = {}
     for index, value in enumerate(terminator.operands):
         if not residency.in_spm(value):
@@ -91,25 +94,33 @@ def insert_loads_and_stores(group: GroupOp) -> None:
             stores[value] = _move(StoreVarOp, value, group)
             body.insert_op_before(stores[value], terminator)
         terminator.operands[index] = stores[value].results[0]
-    moves = any(isinstance(o, LoadVarOp | StoreVarOp) for o in body.ops)
-    group.attributes["group_tag"] = IntegerAttr(SLICED if moves else IN_DDR, i64)
+        moved = True
+    moved = moved or any(isinstance(o, LoadVarOp | StoreVarOp) for o in body.ops)
+    group.attributes["group_tag"] = to_attr("int", SLICED if moved else IN_DDR)
 
 
 class _Residency:
     """Where values of one group body live (module docstring), memoised."""
 
-    def __init__(self):
+    def __init__(self, terminator: Operation):
+        self._terminator = terminator
         self._needs_spm: dict[SSAValue, bool] = {}
         self._in_spm: dict[SSAValue, bool] = {}
+        self._attrs: dict[Operation, OpAttr] = {}
+
+    def _op_attr(self, op: Operation) -> OpAttr:
+        if op not in self._attrs:
+            self._attrs[op] = op.query_op_attr()
+        return self._attrs[op]
 
     def use_needs_spm(self, use: Use) -> bool:
         """The op of `use` reads that operand in SPM."""
         reader = use.operation
-        if reader.has_trait(IsTerminator):
+        if reader is self._terminator:
             return False  # a returned value is stored from wherever it lives
         if reader.moves_no_bytes():
             return any(self.needs_spm(r) for r in reader.results)
-        return bool(reader.query_op_attr().need_load >> use.index & 1)
+        return bool(self._op_attr(reader).need_load >> use.index & 1)
 
     def needs_spm(self, value: SSAValue) -> bool:
         if value not in self._needs_spm:
@@ -125,18 +136,21 @@ class _Residency:
             if producer.moves_no_bytes():
                 spm = any(self.in_spm(v) for v in producer.operands)
             else:
-                spm = bool(producer.query_op_attr().need_store >> value.index & 1)
+                spm = bool(self._op_attr(producer).need_store >> value.index & 1)
             self._in_spm[value] = spm
         return self._in_spm[value]
 
 
 def _move(cls: type[LoadVarOp | StoreVarOp], value: SSAValue, group: GroupOp) -> Operation:
-    """A LoadVar or StoreVar of `value`, in the layout `value` is stored in."""
-    return cls.make(
-        [value],
+    """A LoadVar or StoreVar of `value`, in the layout `value` is stored in (its result
+    type is its operand's: no shape inference needed)."""
+    return cls.create(
+        operands=[value],
         result_types=[value.type],
-        layout_str=StringAttr(_layout_of(value, group)),
-        dev_info=_dev_info(stored_layout(value)),
+        attributes={
+            "layout_str": to_attr("str", _layout_of(value, group)),
+            "dev_info": _dev_info(stored_layout(value)),
+        },
     )
 
 

@@ -22,10 +22,12 @@ tx8c (functions hold their groups directly).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from tx8c.dialect.base import to_attr
@@ -48,12 +50,23 @@ class GroupMappingPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         dx = _region_size(op, TILE_DX, self.tile_dx, DEFAULT_CONFIG.mesh_x, "tile-dx")
         dy = _region_size(op, TILE_DY, self.tile_dy, DEFAULT_CONFIG.mesh_y, "tile-dy")
-        op.attributes[TILE_DX] = IntegerAttr(dx, i64)
-        op.attributes[TILE_DY] = IntegerAttr(dy, i64)
+        op.attributes[TILE_DX] = to_attr("int", dx)
+        op.attributes[TILE_DY] = to_attr("int", dy)
         region = to_attr("ints", (dx, dy))
-        for inner in op.walk():
-            if isinstance(inner, GroupOp):
-                inner.attributes["dev_region"] = region
+        for group in _groups(op.body.block):
+            group.attributes["dev_region"] = region
+
+
+def _groups(block: Block) -> Iterator[GroupOp]:
+    """The groups of `block`, of the functions in it and of the groups in those, so
+    nested groups too (without walking every op inside a group)."""
+    for op in block.ops:
+        if isinstance(op, GroupOp):
+            yield op
+        if op.regions:
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from _groups(inner)
 
 
 def _region_size(module: ModuleOp, attr: str, option: int, mesh: int, option_name: str) -> int:

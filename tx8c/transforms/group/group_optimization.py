@@ -33,10 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
+from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.ir_utils import (
     function_bodies,
@@ -65,7 +66,7 @@ def number_groups(block: Block) -> None:
     number = max((g.attr("group_id") for g in groups), default=-1) + 1
     for group in groups:
         if group.attr("group_id") < 0:
-            group.attributes["group_id"] = IntegerAttr(number, i64)
+            group.attributes["group_id"] = to_attr("int", number)
             number += 1
 
 

@@ -94,7 +94,7 @@ class GroupPatternPass(ModulePass):
 def group_matches(block: Block, automaton: Automaton) -> list[GroupOp]:
     """Group the matches of `automaton` among the top-level ops of `block`."""
     nodes = [op for op in block.ops if not op.has_trait(IsTerminator)]
-    graph, successors = match_graph(nodes)
+    graph, successors = match_graph(nodes, automaton.kinds)
     choice = choose_matches(graph, successors, automaton)
     _reorder(block, [nodes[i] for i in choice.order])
     place = {node: k for k, node in enumerate(choice.order)}
@@ -104,29 +104,35 @@ def group_matches(block: Block, automaton: Automaton) -> list[GroupOp]:
     ]
 
 
-def match_graph(nodes: list[Operation]) -> tuple[MatchGraph, list[list[int]]]:
+def match_graph(
+    nodes: list[Operation], named: frozenset[str]
+) -> tuple[MatchGraph, list[list[int]]]:
     """The automaton's view of `nodes` (ops of one block, in order) and every node's
-    readers. A node's kind is its op name for a compute op, None for anything else
-    (constant sources, groups); the users a match may continue to are those reached
-    over an edge the memory rule allows (module docstring)."""
+    readers. A node's kind is its op name for a compute op whose kind a pattern names
+    (`named`), None for anything else (other ops, constant sources, groups); the users a
+    match may continue to are those reached over an edge the memory rule allows (module
+    docstring)."""
     index = {op: i for i, op in enumerate(nodes)}
-    compute = [is_compute_op(op) for op in nodes]
+    kinds = [_kind(op, named) for op in nodes]
     attrs: dict[Operation, OpAttr] = {}
-    kinds: list[str | None] = []
     successors: list[list[int]] = []
     next_ops: list[list[int]] = []
-    for op, is_compute in zip(nodes, compute, strict=True):
-        kinds.append(op.name.removeprefix("tx8be.") if is_compute else None)
+    for op, kind in zip(nodes, kinds, strict=True):
         readers = _readers(op, index)
         successors.append(sorted(readers))
         next_ops.append([
             i for i in successors[-1]
-            if is_compute and compute[i] and all(
+            if kind is not None and kinds[i] is not None and all(
                 _stores(op, result, attrs) == _loads(nodes[i], operand, attrs)
                 for result, operand in readers[i]
             )
         ])
     return MatchGraph(kinds, next_ops), successors
+
+
+def _kind(op: Operation, named: frozenset[str]) -> str | None:
+    kind = op.name.removeprefix("tx8be.")
+    return kind if kind in named and is_compute_op(op) else None
 
 
 def _readers(op: Operation, index: dict[Operation, int]) -> dict[int, list[tuple[int, int]]]:
