@@ -8,11 +8,12 @@
    grouped with opt-group=none (every op its own group) and with the default patterns:
    groups, bytes crossing group boundaries (the DDR traffic between groups:
    `tx8c.analysis.group_stats`), their ratio, barriers kept by group-dag, and the
-   seconds of the grouping passes.
+   wall and CPU seconds of the grouping passes.
 2. Synthetic graphs of about 1k, 10k and 100k ops (bench_layout's residual conv blocks
    with a Tensor-class branch, through the layout stage first, then every use of a
    constant given its own copy as the constants stage does): seconds of the grouping
-   stage (default patterns), per compute op, and the growth per 10x (1.00x = linear).
+   stage (default patterns), wall and CPU, per compute op, and the growth of the CPU
+   time per 10x ops (1.00x = linear).
 
 The garbage collector is paused while passes run, as `tx8c compile` does
 (`pipeline.gc_paused`). Verification after each pass is not counted.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -48,17 +50,25 @@ from tx8c.pipeline import (  # noqa: E402
 MB = 1e6
 
 
-def run_passes(module: ModuleOp, spec: list[str]) -> float:
-    """Seconds of the passes of `spec` on `module` (verification not counted)."""
+@dataclass
+class Timing:
+    wall: float
+    cpu: float
+    """Seconds of CPU the process used: on a shared machine the wall time also counts
+    the time other processes held the cores."""
+
+
+def run_passes(module: ModuleOp, spec: list[str]) -> Timing:
+    """Wall and CPU seconds of the passes of `spec` on `module`; verified afterwards."""
     passes = PassPipeline.parse_spec(available_passes(), ",".join(spec)).passes
     ctx = make_context()
     with gc_paused():
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         for p in passes:
             p.apply(ctx, module)
-        seconds = time.perf_counter() - start
+        timing = Timing(time.perf_counter() - wall, time.process_time() - cpu)
     module.verify()
-    return seconds
+    return timing
 
 
 def grouping_stage(mode: str) -> list[str]:
@@ -80,7 +90,7 @@ def bench_models(sources: list[tuple[str, object]]) -> None:
     print("groups and DDR bytes between groups: opt-group=none vs the default patterns")
     head = (f"{'model':<20} {'ops':>6} {'groups none':>11} {'MB none':>9} "
             f"{'groups default':>14} {'MB default':>10} {'ratio':>6} {'barriers':>8} "
-            f"{'seconds':>8}")
+            f"{'seconds':>8} {'cpu s':>6}")
     print(head)
     print("-" * len(head))
     for name, source in sources:
@@ -88,14 +98,15 @@ def bench_models(sources: list[tuple[str, object]]) -> None:
         row = {}
         for mode in ("none", "default"):
             module = parse_module(text)
-            seconds = run_passes(module, grouping_stage(mode))
-            row[mode] = (group_report(module), seconds)
+            timing = run_passes(module, grouping_stage(mode))
+            row[mode] = (group_report(module), timing)
         none, default = row["none"][0], row["default"][0]
         print(f"{name:<20} {none['ops']:>6} {none['count']:>11} "
               f"{none['boundary_bytes'] / MB:>9.2f} {default['count']:>14} "
               f"{default['boundary_bytes'] / MB:>10.2f} "
               f"{default['boundary_bytes'] / none['boundary_bytes']:>6.3f} "
-              f"{default['barriers']:>8} {row['default'][1]:>8.3f}", flush=True)
+              f"{default['barriers']:>8} {row['default'][1].wall:>8.3f} "
+              f"{row['default'][1].cpu:>6.3f}", flush=True)
 
 
 # --------------------------------------------------------------------------------------
@@ -117,22 +128,25 @@ def one_constant_per_use(module: ModuleOp) -> None:
 
 def bench_synthetic(sizes: list[int]) -> None:
     print("\ngrouping stage (default patterns) on synthetic graphs after the layout stage")
-    print(f"{'ops':>8} {'groups':>7} {'seconds':>9} {'us/op':>7} {'growth per 10x':>15}")
+    head = (f"{'ops':>8} {'groups':>7} {'wall s':>8} {'cpu s':>8} {'cpu us/op':>9} "
+            f"{'cpu growth per 10x':>18}")
+    print(head)
+    print("-" * len(head))
     previous = None
     for n in sizes:
         module = SyntheticGraph().build(n)
         run_passes(module, layout_spec("optimal"))
         one_constant_per_use(module)
         ops = sum(is_compute_op(op) for op in module.ops.first.body.block.ops)
-        seconds = run_passes(module, grouping_stage("default"))
+        timing = run_passes(module, grouping_stage("default"))
         groups = len(module.ops.first.body.block.ops) - 1
         growth = ""
         if previous is not None and ops > previous[0]:
-            factor = (seconds / previous[1]) / (ops / previous[0])
+            factor = (timing.cpu / previous[1]) / (ops / previous[0])
             growth = f"{factor:.2f}x linear"
-        print(f"{ops:>8} {groups:>7} {seconds:>9.3f} {seconds / ops * 1e6:>7.1f} "
-              f"{growth:>15}", flush=True)
-        previous = (ops, seconds)
+        print(f"{ops:>8} {groups:>7} {timing.wall:>8.3f} {timing.cpu:>8.3f} "
+              f"{timing.cpu / ops * 1e6:>9.1f} {growth:>18}", flush=True)
+        previous = (ops, timing.cpu)
 
 
 def main(argv: list[str]) -> int:

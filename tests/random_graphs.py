@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Block, Region, SSAValue
 
 from tests.helpers import main_block as block_of
+from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops import backend as be
 from tx8c.dialect.ops import conv_gemm as cg
 from tx8c.dialect.ops import elementwise as ew
@@ -39,6 +40,7 @@ def _pos(*shape) -> np.ndarray:
 
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    """Inputs for the module's function: normal floats, 0/1 integers."""
     rng = np.random.default_rng(seed)
     arrays = []
     for arg in block_of(module).args:
@@ -51,21 +53,23 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
-
 class Graph:
-    """A function body built op by op (result types inferred)."""
+    """A function body built op by op with `Op.make` (result types inferred)."""
 
-    def __init__(self, *input_shapes):
-        self.block = Block(arg_types=[tensor(s, f32) for s in input_shapes])
+    def __init__(self, *input_shapes, dtype=f32):
+        self.block = Block(arg_types=[tensor(s, dtype) for s in input_shapes])
 
     @property
     def args(self) -> tuple[SSAValue, ...]:
         return tuple(self.block.args)
 
-    def add(self, cls, *operands, **attrs) -> SSAValue:
+    def op(self, cls, *operands, **attrs) -> Tx8beOp:
         op = cls.make(list(operands), **attrs)
         self.block.add_op(op)
-        return op.results[0]
+        return op
+
+    def add(self, cls, *operands, **attrs) -> SSAValue:
+        return self.op(cls, *operands, **attrs).results[0]
 
     def const(self, array) -> SSAValue:
         op = be.ConstantOp.from_array(np.asarray(array, np.float32))

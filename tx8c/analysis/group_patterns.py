@@ -29,8 +29,8 @@ node where a pattern ends carries its priority and the sequence, the seed's `out
 `pattern`). `search` tries every op of a `MatchGraph` as the start of a match: from the
 trie's root it follows the op's kind, then the op's users in a stable order, depth first
 (the seed's searchOp), and keeps the best terminal node reached: the longest match, ties
-broken by the higher priority, then by the first found (the issue's rule; the seed's code
-compares priorities only). A match is therefore a path op_0 -> op_1 -> ... in the graph,
+broken by the higher priority, then by the first found (the seed's code compares
+priorities only, so a longer match of lower priority would lose). A match is therefore a path op_0 -> op_1 -> ... in the graph,
 each op a user of the one before.
 
 Which users the walk may take is the graph's business (`MatchGraph.next_ops`): the
@@ -39,6 +39,12 @@ grouping pass leaves out users reached over an edge the seed's skip rule forbids
 The best match from (trie node, op) does not depend on how the walk got there, so it is
 memoised: the search costs O(trie nodes x graph edges) at most, linear in the graph, where
 the seed's walk is exponential in the pattern length on graphs with wide fan-out.
+
+Choosing matches
+----------------
+Matches from different starts overlap. `choose_matches` (the seed's
+PatternManager::applyAll, which the seed does not describe) takes them best first and
+keeps the graph of groups acyclic with `tx8c.analysis.acyclic_groups.GroupedOrder`.
 """
 
 from __future__ import annotations

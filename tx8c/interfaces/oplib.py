@@ -59,6 +59,14 @@ class OpAttr:
     align_cx: bool = True
     has_kernel: bool = True
 
+    def loads(self, operand: int) -> bool:
+        """Operand `operand` is read from SPM: from outside a group it needs a LoadVar."""
+        return bool(self.need_load >> operand & 1)
+
+    def stores(self, result: int) -> bool:
+        """Result `result` is written to SPM: to leave a group it needs a StoreVar."""
+        return bool(self.need_store >> result & 1)
+
 
 @dataclass(frozen=True)
 class Matmul:

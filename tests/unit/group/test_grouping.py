@@ -73,12 +73,12 @@ def assert_loads_and_stores(group: GroupOp) -> None:
         for use in arg.uses:
             reader = use.operation
             if not isinstance(reader, LoadVarOp) and reader is not body.last_op:
-                assert not reader.query_op_attr().need_load >> use.index & 1
+                assert not reader.query_op_attr().loads(use.index)
     assert ops[len(ops) - 1 - len(stores):-1] == stores  # StoreVars close it
     for value in body.last_op.operands:
         owner = value.owner
         if not isinstance(value, BlockArgument) and not isinstance(owner, StoreVarOp):
-            assert not owner.query_op_attr().need_store >> value.index & 1
+            assert not owner.query_op_attr().stores(value.index)
     assert group.attr("group_tag") == (0 if loads or stores else 2)
 
 

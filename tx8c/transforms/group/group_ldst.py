@@ -120,7 +120,7 @@ class _Residency:
             return False  # a returned value is stored from wherever it lives
         if reader.moves_no_bytes():
             return any(self.needs_spm(r) for r in reader.results)
-        return bool(self._op_attr(reader).need_load >> use.index & 1)
+        return self._op_attr(reader).loads(use.index)
 
     def needs_spm(self, value: SSAValue) -> bool:
         if value not in self._needs_spm:
@@ -136,7 +136,7 @@ class _Residency:
             if producer.moves_no_bytes():
                 spm = any(self.in_spm(v) for v in producer.operands)
             else:
-                spm = bool(self._op_attr(producer).need_store >> value.index & 1)
+                spm = self._op_attr(producer).stores(value.index)
             self._in_spm[value] = spm
         return self._in_spm[value]
 

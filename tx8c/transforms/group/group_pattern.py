@@ -123,7 +123,7 @@ def match_graph(
         next_ops.append([
             i for i in successors[-1]
             if kind is not None and kinds[i] is not None and all(
-                _stores(op, result, attrs) == _loads(nodes[i], operand, attrs)
+                _op_attr(op, attrs).stores(result) == _op_attr(nodes[i], attrs).loads(operand)
                 for result, operand in readers[i]
             )
         ])
@@ -146,28 +146,17 @@ def _readers(op: Operation, index: dict[Operation, int]) -> dict[int, list[tuple
     return readers
 
 
-def _op_attr(op: Operation, cache: dict) -> OpAttr:
+def _op_attr(op: Operation, cache: dict[Operation, OpAttr]) -> OpAttr:
     if op not in cache:
         cache[op] = op.query_op_attr()
     return cache[op]
 
 
-def _stores(op: Operation, result: int, cache: dict) -> bool:
-    """Result `result` of `op` is written to SPM and needs a store to leave its group."""
-    return bool(_op_attr(op, cache).need_store >> result & 1)
-
-
-def _loads(op: Operation, operand: int, cache: dict) -> bool:
-    """Operand `operand` of `op` is read from SPM and needs a load from outside."""
-    return bool(_op_attr(op, cache).need_load >> operand & 1)
-
-
 def _reorder(block: Block, order: list[Operation]) -> None:
-    """Put the ops of `block` (all but its terminator) in `order`."""
-    current = [op for op in block.ops if not op.has_trait(IsTerminator)]
-    if current == order:
+    """Put the ops of `block` in `order` (the terminator stays last)."""
+    if [op for op in block.ops if not op.has_trait(IsTerminator)] == order:
         return
-    terminator = block.last_op if block.last_op not in set(order) else None
+    terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
     for op in order:
         op.detach()
         if terminator is None:
