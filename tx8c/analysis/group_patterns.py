@@ -30,8 +30,8 @@ node where a pattern ends carries its priority and the sequence, the seed's `out
 trie's root it follows the op's kind, then the op's users in a stable order, depth first
 (the seed's searchOp), and keeps the best terminal node reached: the longest match, ties
 broken by the higher priority, then by the first found (the seed's code compares
-priorities only, so a longer match of lower priority would lose). A match is therefore a path op_0 -> op_1 -> ... in the graph,
-each op a user of the one before.
+priorities only, so a longer match of lower priority would lose). A match is therefore
+a path op_0 -> op_1 -> ... in the graph, each op a user of the one before.
 
 Which users the walk may take is the graph's business (`MatchGraph.next_ops`): the
 grouping pass leaves out users reached over an edge the seed's skip rule forbids.
