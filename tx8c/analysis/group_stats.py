@@ -2,7 +2,7 @@
 
 Bytes crossing a group's boundary are the DDR traffic between groups: every group input
 is read from DDR (once per group that reads it) and every group output is written to DDR
-once, each in the layout it is stored in (`stored_bytes`). Constant sources are not
+once, each in the layout it is stored in (`value_stored_bytes`). Constant sources are not
 counted: they move inside the groups that read them and are loaded from the constant
 area, not passed between groups.
 
@@ -17,11 +17,20 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
-from tx8c.ir_utils import function_bodies, is_compute_op, is_constant_source, stored_bytes
+from tx8c.dialect.ops.backend import GroupOp
+from tx8c.interfaces.traits import ByteMove
+from tx8c.ir_utils import (
+    function_bodies,
+    is_compute_op,
+    is_constant_source,
+    value_stored_bytes,
+)
 
-_DMA = (LoadVarOp, StoreVarOp)
-"""The boundary moves group-ldst inserts: the grouping's own ops, not program steps."""
+
+def _is_dma(op: Operation) -> bool:
+    """A LoadVar or StoreVar (the ByteMove trait): the boundary moves group-ldst inserts,
+    the grouping's own ops, not steps of the program."""
+    return op.has_trait(ByteMove)
 
 
 def group_report(module: ModuleOp) -> dict:
@@ -53,11 +62,11 @@ def _group_entry(group: GroupOp) -> dict:
     return {
         "id": group.attr("group_id"),
         "ops": [op.name.removeprefix("tx8be.") for op in group.block.ops
-                if is_compute_op(op) and not isinstance(op, _DMA)],
+                if is_compute_op(op) and not _is_dma(op)],
         "tag": group.attr("group_tag"),
         "barrier": group.attr("need_barrier"),
-        "loads": sum(isinstance(op, LoadVarOp) for op in group.block.ops),
-        "stores": sum(isinstance(op, StoreVarOp) for op in group.block.ops),
+        "loads": sum(_is_dma(op) and op.ddr_transfer() == "load" for op in group.block.ops),
+        "stores": sum(_is_dma(op) and op.ddr_transfer() == "store" for op in group.block.ops),
         "inputs": inputs,
         "outputs": outputs,
         "boundary_bytes": sum(t["bytes"] for t in inputs + outputs),
@@ -69,7 +78,7 @@ def _tensor(value: SSAValue) -> dict:
     return {
         "shape": list(t.get_shape()),
         "dtype": str(t.get_element_type()),
-        "bytes": stored_bytes(value),
+        "bytes": value_stored_bytes(value),
     }
 
 
@@ -80,8 +89,8 @@ def _is_constant(value: SSAValue) -> bool:
 def boundary_bytes(module: ModuleOp) -> int:
     """Bytes crossing the boundaries of the module's top-level groups."""
     return sum(
-        sum(stored_bytes(v) for v in g.operands if not _is_constant(v))
-        + sum(stored_bytes(v) for v in g.results)
+        sum(value_stored_bytes(v) for v in g.operands if not _is_constant(v))
+        + sum(value_stored_bytes(v) for v in g.results)
         for block in function_bodies(module) for g in block.ops if isinstance(g, GroupOp)
     )
 
@@ -94,8 +103,8 @@ def singles_boundary_bytes(module: ModuleOp) -> int:
     for block in function_bodies(module):
         for op in _program_steps(block):
             sources = {_source(v) for v in op.operands}
-            total += sum(stored_bytes(v) for v in sources if not _is_constant(v))
-            total += sum(stored_bytes(r) for r in op.results if r.first_use is not None)
+            total += sum(value_stored_bytes(v) for v in sources if not _is_constant(v))
+            total += sum(value_stored_bytes(r) for r in op.results if r.first_use is not None)
     return total
 
 
@@ -104,7 +113,7 @@ def _program_steps(block: Block):
     for op in block.ops:
         if isinstance(op, GroupOp):
             yield from _program_steps(op.block)
-        elif is_compute_op(op) and not isinstance(op, _DMA):
+        elif is_compute_op(op) and not _is_dma(op):
             yield op
 
 
@@ -120,7 +129,7 @@ def _source(value: SSAValue) -> SSAValue:
             value = parent.operands[value.index]
         elif isinstance(owner, GroupOp):
             value = owner.yield_op.operands[value.index]
-        elif isinstance(owner, _DMA):
+        elif _is_dma(owner):
             value = owner.operands[0]
         else:
             return value

@@ -131,43 +131,25 @@ def num_elements(shape) -> int:
     return count
 
 
-def ct_work(op, shape, arith: int = 0, special: int = 0, flops: int | None = None) -> Work:
+def ct_work(dtype: str, shape, arith: int = 0, special: int = 0,
+            flops: int | None = None) -> Work:
     """CT work of `arith` simple and `special` transcendental element passes over a slice
-    of `shape`; flops default to one per element per pass."""
+    of `shape` in `dtype`; flops default to one per element per pass."""
     n = num_elements(shape)
-    passes = arith + special
     return Work(
-        Engine.CT, op.compute_dtype(), ct_arith=arith * n, ct_special=special * n,
-        flops=n * passes if flops is None else flops,
+        Engine.CT, dtype, ct_arith=arith * n, ct_special=special * n,
+        flops=n * (arith + special) if flops is None else flops,
     )
 
 
-def kernel_layout(op, shape):
-    """The mem layout a tensor of `shape` has in the family the op's kernel works in:
-    channel-aligned when its dev_info says Cx/NCx, compact otherwise."""
-    from tx8c.dialect.layout import is_aligned, mem_layout_for
-
-    dev = op.attributes.get("dev_info")
-    aligned = dev is not None and is_aligned(dev.get("mem_layout"))
-    return mem_layout_for(tuple(shape), aligned)
-
-
-def scratch_bytes(op, shape, dtype: str, config) -> int:
-    """Stored bytes of a scratch tensor of `shape` and element type `dtype` (IR name) in
-    the layout family the op's kernel works in."""
+def stored_bytes(shape, dtype: str, aligned: bool, config) -> int:
+    """Stored bytes of a tensor of `shape` and element type `dtype` (IR name) in the
+    channel-aligned (Cx/NCx) or compact (Tensor/NTensor) layout of its shape."""
+    from tx8c.dialect.layout import mem_layout_for
     from tx8c.target.mem_layout import byte_size
 
-    return byte_size(tuple(shape), dtype, kernel_layout(op, shape), config)
-
-
-def transfer_work(op, shape, ddr: bool = True) -> Work:
-    """An LSU transfer of a slice of `shape` of the op's first result, in the layout of the
-    op's kernel family (`ddr`: to or from DDR; else inside SPM)."""
-    from tx8c.dialect.types import short_name
-
-    dtype = short_name(op.results[0].type.get_element_type())
-    layout = str(kernel_layout(op, shape).value)
-    return Work(Engine.LSU, dtype, transfers=(Transfer(tuple(shape), dtype, layout, ddr),))
+    shape = tuple(shape)
+    return byte_size(shape, dtype, mem_layout_for(shape, aligned), config)
 
 
 LOW_PRECISION = frozenset({"f16", "bf16"})
@@ -191,26 +173,21 @@ class OpLib:
         layout in place). It costs nothing and runs wherever its operand lives, SPM or
         DDR, so group-ldst neither loads its operand nor stores its result for it; a
         group of relabels alone needs no load or store and runs in DDR (group_tag 2).
-        Default: False (every op moves or computes its result)."""
+        Default: False (every op moves or computes its result). A method, not a trait:
+        whether a Reshape moves no bytes depends on its shapes and layout."""
         return False
 
+    def ddr_transfer(self) -> str | None:
+        """"load" for an op that brings a tensor from DDR into SPM (LoadVar, LoadConst),
+        "store" for one that writes SPM to DDR (StoreVar), None for every other op."""
+        return None
+
     def imm_bytes(self, slice_shape: tuple[int, ...], config) -> int:
-        """Scratch SPM bytes the kernel needs for a slice of `slice_shape` (loop dims).
-        Default: none."""
-        return 0
+        """Scratch SPM bytes the kernel needs for a slice of `slice_shape` (loop dims):
+        the op's `Slicer` knows (tx8c.interfaces.sharding)."""
+        return self.slicer().imm_bytes(tuple(slice_shape), config)
 
     def work(self, slice_shape: tuple[int, ...]) -> Work:
-        """The work of one slice of `slice_shape` (loop dims) on the op's engine.
-
-        Default: one CT element pass per element of the slice (a simple element-wise
-        op); families override it with what their kernels do.
-        """
-        return ct_work(self, slice_shape, arith=1)
-
-    def compute_dtype(self) -> str:
-        """The element type the kernel computes in (IR name): the first operand's, or the
-        first result's for an op without operands."""
-        from tx8c.dialect.types import short_name
-
-        values = list(self.operands) or list(self.results)
-        return short_name(values[0].type.get_element_type())
+        """The work of one slice of `slice_shape` (loop dims) on the op's engine: the
+        op's `Slicer` knows (tx8c.interfaces.sharding)."""
+        return self.slicer().work(tuple(slice_shape))

@@ -47,12 +47,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from functools import reduce as _fold
 
 import numpy as np
 from xdsl.utils.str_enum import StrEnum
 
 from tx8c.errors import Tx8Error
+from tx8c.interfaces.oplib import Engine, Transfer, Work, ct_work, stored_bytes
 
 # --------------------------------------------------------------------------------------
 # Plain data
@@ -78,7 +80,7 @@ class Window:
     def rank(self) -> int:
         return len(self.start)
 
-    @property
+    @cached_property
     def shape(self) -> tuple[int, ...]:
         return tuple(b - a for a, b in zip(self.start, self.stop, strict=True))
 
@@ -246,6 +248,8 @@ def piece_bounds(size: int, pieces: int, granule: int = 1) -> list[tuple[int, in
     parts come back when there are not enough granules (a dim of 3 cut in 4 gives 3).
     """
     units = -(-size // granule)
+    if units <= 0:
+        return [(0, size)]
     per = -(-units // max(1, pieces))
     bounds = []
     for first in range(0, units, per):
@@ -254,64 +258,85 @@ def piece_bounds(size: int, pieces: int, granule: int = 1) -> list[tuple[int, in
 
 
 # --------------------------------------------------------------------------------------
-# The interface
+# An op's slicing knowledge as plain data
 # --------------------------------------------------------------------------------------
 
 
-class ShardingInterface:
-    """Default behaviour: the loop space is the first result's shape, every dim cut
-    freely; operand dims follow the result dims they line up with (numpy broadcasting:
-    aligned from the right, size-1 operand dims that broadcast are read whole); a slice
-    is computed by `compute()` on the operand windows. Element-wise ops need nothing
-    more; other families override what differs and document it."""
+@dataclass(frozen=True)
+class Slicer:
+    """What the slicing search needs to know of one op, as frozen plain data.
+
+    `op.slicer()` builds it once from the op (its shapes, attributes, element type, the
+    layout family its kernel works in); from then on the search asks it, never the xDSL
+    op: it is hashable (a cache key for templates) and cheap to query.
+
+    Default behaviour (element-wise ops): the loop space is the first result's shape, every
+    dim cut freely; operand dims follow the result dims they line up with (`axes`, numpy
+    broadcasting); a slice costs one simple CT pass per element. Op families subclass it
+    (in the op's own module) with what differs and document it there.
+    """
+
+    name: str
+    loops: tuple[LoopDim, ...]
+    operands: tuple[tuple[int, ...], ...]
+    """The operand shapes."""
+    results: tuple[tuple[int, ...], ...]
+    """The result shapes."""
+    axes: tuple[tuple[int | None, ...], ...]
+    """For each operand, for each of its dims, the loop dim it follows (its window along
+    that dim is the loop window's), or None (read whole along that dim)."""
+    dtype: str
+    """The element type the kernel computes in (IR name)."""
+    aligned: bool
+    """The kernel works in the channel-aligned family (Cx/NCx) rather than compact."""
+    result_dtype: str
+    """The first result's element type (IR name)."""
 
     # -- the loop space ---------------------------------------------------------------------
-    def loop_space(self) -> tuple[LoopDim, ...]:
-        return tuple(LoopDim(int(d)) for d in self.results[0].type.get_shape())
-
-    def num_output_loops(self) -> int:
-        """How many leading loop dims are output dims (the rest are reductions)."""
-        return sum(1 for d in self.loop_space() if not d.is_reduction)
-
+    @property
     def loop_shape(self) -> tuple[int, ...]:
-        return tuple(d.size for d in self.loop_space())
+        return tuple(d.size for d in self.loops)
+
+    @property
+    def num_outputs(self) -> int:
+        """How many leading loop dims are output dims (the rest are reductions)."""
+        return sum(1 for d in self.loops if not d.is_reduction)
+
+    @property
+    def combine(self) -> Combine | None:
+        """How partial results over reduction pieces combine (None: no reduction)."""
+        return next((d.reduce for d in self.loops if d.is_reduction), None)
 
     # -- windows ----------------------------------------------------------------------------
-    def operand_axes(self) -> tuple[tuple[int | None, ...], ...]:
-        """For each operand, for each of its dims, the loop dim it follows (its window
-        along that dim is the loop window's), or None (read whole along that dim)."""
-        out = self.loop_shape()[: self.num_output_loops()]
-        return tuple(broadcast_axes(_shape(v), out) for v in self.operands)
-
     def result_windows(self, loops: Window) -> tuple[Window | None, ...]:
-        """The window of each result that a slice `loops` produces."""
-        return (loops.head(self.num_output_loops()),)
+        """The window of each result that a slice `loops` produces (None: none of it)."""
+        return (loops.head(self.num_outputs),)
 
     def back_window(self, loops: Window) -> tuple[Window, ...]:
         """The window of each operand a slice `loops` reads (halos included)."""
         return tuple(
-            follow_axes(loops, axes, _shape(v))
-            for v, axes in zip(self.operands, self.operand_axes(), strict=True)
+            follow_axes(loops, axes, shape)
+            for shape, axes in zip(self.operands, self.axes, strict=True)
         )
 
-    def compute_slice(self, loops: Window, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The result windows of slice `loops` from the operand windows `back_window`
-        gives (partials when the slice covers part of a reduction dim)."""
-        return list(self.compute(*operands))
+    def loops_for(self, results: Sequence[Window | None]) -> Window:
+        """The output part of the smallest slice that produces the result windows
+        `results` (None: that result is not needed); the inverse of `result_windows`,
+        used to propagate windows backwards through a chain of ops."""
+        return results[0] if results[0] is not None else Window.whole(self.results[0])
 
-    # -- the seed's methods, derived ----------------------------------------------------------
+    # -- the seed's methods ------------------------------------------------------------------
     def tile_sharding_split(self, param: ShardingSplitParam) -> tuple[ShardingSplitParam, ...]:
         """Each operand's sharding/split for the loop dims' `param` (seed 003).
 
-        Raises `NotShardable` when `param` cuts a dim the op cannot cut.
+        Raises `NotShardable` when `param` cuts a dim the op cannot cut that way.
         """
-        space = self.loop_space()
-        if len(param.sharding) != len(space):
+        if len(param.sharding) != len(self.loops):
             raise ValueError(
                 f"{self.name}: a sharding of {len(param.sharding)} dims for a loop space of "
-                f"{len(space)} ({[d.size for d in space]})"
+                f"{len(self.loops)} ({list(self.loop_shape)})"
             )
-        for d, dim in enumerate(space):
+        for d, dim in enumerate(self.loops):
             for kind, factor, allowed in (
                 ("shard", param.sharding[d], dim.shard), ("split", param.split[d], dim.split)
             ):
@@ -325,18 +350,112 @@ class ShardingInterface:
                 tuple(1 if a is None else param.sharding[a] for a in axes),
                 tuple(1 if a is None else param.split[a] for a in axes),
             )
-            for axes in self.operand_axes()
+            for axes in self.axes
         )
 
     def temporal_slice_shape(self, param: SliceParam) -> tuple[SliceParam, ...]:
         """The largest window of each operand read by a slice of shape `param.shape`
         (halos included), over the slice's first, middle and last positions."""
-        shape = self.loop_shape()
-        largest = [[0] * len(_shape(v)) for v in self.operands]
-        for loops in _sample_positions(shape, param.shape):
+        largest = [[0] * len(shape) for shape in self.operands]
+        for loops in _sample_positions(self.loop_shape, param.shape):
             for i, window in enumerate(self.back_window(loops)):
                 largest[i] = [max(a, b) for a, b in zip(largest[i], window.shape, strict=True)]
         return tuple(SliceParam(tuple(s)) for s in largest)
+
+    # -- cost (seed 003: getImmSpSize, getOpClockCycle) ---------------------------------------
+    def work(self, shape: tuple[int, ...]) -> Work:
+        """The work of one slice of `shape` (loop dims) on the op's engine. Default: one
+        simple CT pass per element."""
+        return ct_work(self.dtype, shape, arith=1)
+
+    def imm_bytes(self, shape: tuple[int, ...], config) -> int:
+        """Scratch SPM bytes the kernel needs for a slice of `shape`. Default: none."""
+        return 0
+
+    def scratch(self, shape, dtype: str, config) -> int:
+        """Stored bytes of a scratch tensor of `shape` in the kernel's layout family."""
+        return stored_bytes(shape, dtype, self.aligned, config)
+
+    def transfer(self, shape, ddr: bool = True) -> Work:
+        """An LSU transfer of a slice of `shape` of the first result, in the kernel's
+        layout family (`ddr`: to or from DDR, else inside SPM)."""
+        from tx8c.dialect.layout import mem_layout_for
+
+        dtype = self.result_dtype
+        layout = str(mem_layout_for(tuple(shape), self.aligned).value)
+        return Work(Engine.LSU, dtype, transfers=(Transfer(tuple(shape), dtype, layout, ddr),))
+
+
+def slicer_fields(op, loops=None, axes=None) -> dict:
+    """The fields every Slicer takes, read from `op`: its name, shapes, element types and
+    kernel family; `loops` default to the first result's dims, `axes` to numpy
+    broadcasting against the output dims."""
+    from tx8c.dialect.layout import is_aligned
+    from tx8c.dialect.types import short_name
+
+    operands = tuple(_shape(v) for v in op.operands)
+    results = tuple(_shape(r) for r in op.results)
+    if loops is None:
+        loops = tuple(LoopDim(int(d)) for d in results[0])
+    outputs = tuple(d.size for d in loops if not d.is_reduction)
+    if axes is None:
+        axes = tuple(broadcast_axes(shape, outputs) for shape in operands)
+    values = list(op.operands) or list(op.results)
+    dev = op.attributes.get("dev_info")
+    return dict(
+        name=op.name,
+        loops=tuple(loops),
+        operands=operands,
+        results=results,
+        axes=tuple(tuple(a) for a in axes),
+        dtype=short_name(values[0].type.get_element_type()),
+        aligned=dev is not None and is_aligned(dev.get("mem_layout")),
+        result_dtype=short_name(op.results[0].type.get_element_type()) if op.results else "",
+    )
+
+
+# --------------------------------------------------------------------------------------
+# The interface
+# --------------------------------------------------------------------------------------
+
+
+class ShardingInterface:
+    """The op side of the Sharding interface: `slicer()` builds the op's `Slicer` (its
+    knowledge as plain data; families override it) and the seed's methods ask it;
+    `compute_slice` (numerics) stays on the op."""
+
+    def slicer(self) -> Slicer:
+        return Slicer(**slicer_fields(self))
+
+    def loop_space(self) -> tuple[LoopDim, ...]:
+        return self.slicer().loops
+
+    def num_output_loops(self) -> int:
+        return self.slicer().num_outputs
+
+    def loop_shape(self) -> tuple[int, ...]:
+        return self.slicer().loop_shape
+
+    def operand_axes(self) -> tuple[tuple[int | None, ...], ...]:
+        return self.slicer().axes
+
+    def result_windows(self, loops: Window) -> tuple[Window | None, ...]:
+        return self.slicer().result_windows(loops)
+
+    def back_window(self, loops: Window) -> tuple[Window, ...]:
+        return self.slicer().back_window(loops)
+
+    def tile_sharding_split(self, param: ShardingSplitParam) -> tuple[ShardingSplitParam, ...]:
+        return self.slicer().tile_sharding_split(param)
+
+    def temporal_slice_shape(self, param: SliceParam) -> tuple[SliceParam, ...]:
+        return self.slicer().temporal_slice_shape(param)
+
+    def compute_slice(self, loops: Window, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The result windows of slice `loops` from the operand windows `back_window`
+        gives (partials when the slice covers part of a reduction dim). Default: the
+        op's compute on the windows."""
+        return list(self.compute(*operands))
 
 
 # --------------------------------------------------------------------------------------

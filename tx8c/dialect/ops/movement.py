@@ -24,6 +24,7 @@ Layout (seed 001):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -44,7 +45,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, num_elements, transfer_work
+from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, num_elements
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -56,7 +57,14 @@ from tx8c.interfaces.shape_inference import (
     permute_per_dim,
     result_shape,
 )
-from tx8c.interfaces.sharding import LoopDim, Window, cut_to
+from tx8c.interfaces.sharding import (
+    LoopDim,
+    Slicer,
+    Window,
+    broadcast_axes,
+    cut_to,
+    slicer_fields,
+)
 
 
 class MovementOp(Tx8beOp):
@@ -82,9 +90,13 @@ class MovementOp(Tx8beOp):
         if len(values) != length:
             raise self.fail(f"{name} has {len(values)} entries, expected {length} ({of})")
 
-    def work(self, slice_shape):
-        """One copy pass over the slice's result elements (no arithmetic)."""
-        return ct_work(self, slice_shape, arith=1, flops=0)
+    def slicer(self):
+        """Operands follow the result dim for dim; one copy pass (MoveSlicer)."""
+        return MoveSlicer(**slicer_fields(self, axes=self.move_axes()))
+
+    def move_axes(self):
+        """Which result dim each operand dim follows: the same dim by default."""
+        return [tuple(range(len(shape))) for shape in self.input_shapes()]
 
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
@@ -142,51 +154,31 @@ class ReshapeOp(MovementOp):
     # result dim is a window of its outermost input dim when one of the two inner
     # products divides the other (splitting C into heads, merging heads back); every
     # other dim of a group is whole in every slice. Dims of size 1 are groups of their own.
-    def _plan(self) -> tuple[list[LoopDim], tuple[int | None, ...], dict[int, tuple]]:
-        """(loop dims, input dim -> loop dim, loop dim -> (input dim, ratio kind, k))."""
+    def slicer(self):
         groups = reshape_groups(self.input_shape(), self.target_shape())
         out = self.target_shape()
         loops = [LoopDim(d) if d == 1 else LoopDim.whole(d) for d in out]
         axes: list[int | None] = [None] * len(self.input_shape())
-        maps: dict[int, tuple] = {}
+        maps = []
         for ins, outs in groups:
             if not ins or not outs:
                 continue
             inner_in = num_elements(self.input_shape()[i] for i in ins[1:])
             inner_out = num_elements(out[o] for o in outs[1:])
-            first_in, first_out = ins[0], outs[0]
-            if inner_out % inner_in == 0:
-                maps[first_out] = (first_in, "mul", inner_out // inner_in)
-                loops[first_out] = LoopDim(out[first_out])
-            elif inner_in % inner_out == 0:
+            if inner_out % inner_in == 0:  # a window of result rows is one of input rows
+                maps.append((outs[0], ins[0], inner_out // inner_in, 1))
+                loops[outs[0]] = LoopDim(out[outs[0]])
+            elif inner_in % inner_out == 0:  # on multiples of the input row
                 granule = inner_in // inner_out
-                maps[first_out] = (first_in, "div", granule)
-                loops[first_out] = LoopDim(out[first_out], granule=granule)
+                maps.append((outs[0], ins[0], 1, granule))
+                loops[outs[0]] = LoopDim(out[outs[0]], granule=granule)
             else:
                 continue
-            axes[first_in] = first_out
-        return loops, tuple(axes), maps
-
-    def loop_space(self):
-        return tuple(self._plan()[0])
-
-    def operand_axes(self):
-        return (self._plan()[1],)
-
-    def back_window(self, loops):
-        _, _, maps = self._plan()
-        pairs = [(0, d) for d in self.input_shape()]
-        for loop, (dim, kind, k) in maps.items():
-            a, b = loops.dim(loop)
-            pairs[dim] = (a * k, b * k) if kind == "mul" else (a // k, -(-b // k))
-        return (Window.of(pairs),)
+            axes[ins[0]] = outs[0]
+        return ReshapeSlicer(**slicer_fields(self, loops, [tuple(axes)]), maps=tuple(maps))
 
     def compute_slice(self, loops, operands):
         return [operands[0].reshape(loops.shape)]
-
-    def work(self, slice_shape):
-        """A TDMA move of the slice's bytes (seed 003: op_reshape on the LSU)."""
-        return transfer_work(self, slice_shape, ddr=False)
 
 
 @tx8be_op
@@ -238,9 +230,9 @@ class TransposeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
-    def operand_axes(self):
+    def move_axes(self):
         """Input dim perm[i] follows result dim i."""
-        return (inverse_permutation(self.permutation()),)
+        return [inverse_permutation(self.permutation())]
 
 
 @tx8be_op
@@ -279,9 +271,12 @@ class BroadCastOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.broadcast_to(x, self.result_shape()).copy()]
 
+    def move_axes(self):
+        """numpy broadcasting: a broadcast dim is read whole."""
+        return [broadcast_axes(self.input_shape(), self.result_shape())]
+
     def compute_slice(self, loops, operands):
-        """The window broadcast to the slice (input dims follow the result's, numpy
-        broadcasting: a broadcast dim is read whole)."""
+        """The window broadcast to the slice."""
         return [np.broadcast_to(operands[0], loops.shape).copy()]
 
 
@@ -318,9 +313,9 @@ class TileOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.tile(x, self.checked_repeats())]
 
-    def operand_axes(self):
+    def move_axes(self):
         """Dims repeated more than once are read whole; the others follow the result."""
-        return (tuple(i if r == 1 else None for i, r in enumerate(self.checked_repeats())),)
+        return [tuple(i if r == 1 else None for i, r in enumerate(self.checked_repeats()))]
 
     def compute_slice(self, loops, operands):
         (tiled,) = self.compute(*operands)
@@ -432,15 +427,9 @@ class SliceOp(MovementOp):
         return [x[self.slices()].copy()]
 
     # -- slicing: result index j of a dim reads input index start + j * step
-    def back_window(self, loops):
-        pairs = []
-        for (start, _, step), (a, b) in zip(self.bounds(), loops.pairs(), strict=True):
-            if b <= a:
-                pairs.append((0, 0))
-                continue
-            first, last = start + a * step, start + (b - 1) * step
-            pairs.append((min(first, last), max(first, last) + 1))
-        return (Window.of(pairs),)
+    def slicer(self):
+        return SliceSlicer(**slicer_fields(self, axes=self.move_axes()),
+                           bounds=tuple(self.bounds()))
 
     def compute_slice(self, loops, operands):
         x = operands[0]
@@ -508,20 +497,9 @@ class ConcatenateOp(MovementOp):
         return [np.concatenate(inputs, axis=axis)]
 
     # -- slicing: each operand gives the part of the slice that falls in its range
-    def operand_axes(self):
-        rank = len(self.result_shape())
-        return tuple(tuple(range(rank)) for _ in self.operands)
-
-    def back_window(self, loops):
-        axis = self.axis_in_range(self.attr("axis"), loops.rank)
-        a, b = loops.dim(axis)
-        windows, offset = [], 0
-        for shape in self.input_shapes():
-            n = shape[axis]
-            lo, hi = min(max(a - offset, 0), n), min(max(b - offset, 0), n)
-            windows.append(loops.replace(axis, lo, max(lo, hi)))
-            offset += n
-        return tuple(windows)
+    def slicer(self):
+        axis = self.axis_in_range(self.attr("axis"), len(self.result_shape()))
+        return ConcatSlicer(**slicer_fields(self, axes=self.move_axes()), axis=axis)
 
 
 @tx8be_op
@@ -582,24 +560,17 @@ class SplitOp(MovementOp):
 
     # -- slicing: the loop dims are the input's (the results are pieces of it); a slice
     # gives each piece its part of the window, None to the pieces it misses
-    def loop_space(self):
-        return tuple(LoopDim(d) for d in self.input_shape())
-
-    def result_windows(self, loops):
+    def slicer(self):
         axis, sizes = self.checked()
-        a, b = loops.dim(axis)
-        windows, offset = [], 0
-        for n in sizes:
-            lo, hi = max(a, offset), min(b, offset + n)
-            windows.append(None if hi <= lo else loops.replace(axis, lo - offset, hi - offset))
-            offset += n
-        return tuple(windows)
+        loops = [LoopDim(d) for d in self.input_shape()]
+        return SplitSlicer(**slicer_fields(self, loops, self.move_axes()), axis=axis,
+                           sizes=tuple(sizes))
 
     def compute_slice(self, loops, operands):
         axis, sizes = self.checked()
         x = operands[0]
         pieces, offset = [], 0
-        for n, wanted in zip(sizes, self.result_windows(loops), strict=True):
+        for n, wanted in zip(sizes, self.slicer().result_windows(loops), strict=True):
             if wanted is not None:
                 lo = wanted.start[axis] + offset - loops.start[axis]
                 index = [slice(None)] * x.ndim
@@ -696,28 +667,18 @@ class PadOp(MovementOp):
 
     # -- slicing: with "constant" a slice reads the input under it (none if it lies in
     # the padding); the other modes mirror or wrap, so a padded dim is read whole
-    def operand_axes(self):
-        if self.attr("mode") == "constant":
-            return (tuple(range(len(self.input_shape()))),)
-        return (tuple(i if w == (0, 0) else None for i, w in enumerate(self.pad_width())),)
-
-    def back_window(self, loops):
-        if self.attr("mode") != "constant":
-            return super().back_window(loops)
-        pairs = []
-        for (a, b), (before, _), n in zip(
-            loops.pairs(), self.pad_width(), self.input_shape(), strict=True
-        ):
-            lo = min(max(a - before, 0), n)
-            pairs.append((lo, max(lo, min(max(b - before, 0), n))))
-        return (Window.of(pairs),)
+    def slicer(self):
+        width = tuple(self.pad_width())
+        constant = self.attr("mode") == "constant"
+        axes = tuple(i if constant or w == (0, 0) else None for i, w in enumerate(width))
+        return PadSlicer(**slicer_fields(self, axes=[axes]), width=width, constant=constant)
 
     def compute_slice(self, loops, operands):
         x = operands[0]
         if self.attr("mode") == "constant":
             fill = np.asarray(self.attr("value")).astype(x.dtype)
             out = np.full(loops.shape, fill, x.dtype)
-            (window,) = self.back_window(loops)
+            (window,) = self.slicer().back_window(loops)
             at = [lo + before - a for (lo, _), (before, _), a in zip(
                 window.pairs(), self.pad_width(), loops.start, strict=True)]
             out[Window.of([(s, s + d) for s, d in zip(at, x.shape)]).slices()] = x
@@ -732,6 +693,132 @@ class PadOp(MovementOp):
             ),
         )
         return [cut_to(padded, loops, computed)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MoveSlicer(Slicer):
+    """Data movement: loop dims are the result's, operand dims follow them (`axes`:
+    permuted for Transpose, broadcast for BroadCast, read whole where Tile repeats); one
+    copy pass over the slice, no arithmetic."""
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, arith=1, flops=0)
+
+
+@dataclass(frozen=True)
+class ReshapeSlicer(MoveSlicer):
+    """Reshape: the result's dims fall into groups that hold the same elements as a group
+    of input dims (equal products, in order). A window of a group's outermost result dim
+    is a window of its outermost input dim when one of the two inner products divides the
+    other (splitting C into heads: result rows x k; merging heads back: on multiples of
+    the input row); every other dim of a group is whole in every slice, and dims of size
+    1 are groups of their own. `maps`: (result dim, input dim, times, per) - a result
+    window [a, b) reads [a * times // per, ceil(b * times / per)). A TDMA move of the
+    slice on the LSU (seed 003: op_reshape)."""
+
+    maps: tuple[tuple[int, int, int, int], ...]
+
+    def back_window(self, loops):
+        pairs = [(0, d) for d in self.operands[0]]
+        for out, dim, times, per in self.maps:
+            a, b = loops.dim(out)
+            pairs[dim] = (a * times // per, -(-b * times // per))
+        return (Window.of(pairs),)
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=False)
+
+
+@dataclass(frozen=True)
+class SliceSlicer(MoveSlicer):
+    """Slice: result index j of a dim reads input index start + j * step (`bounds`: the
+    normalised (start, end, step) per dim)."""
+
+    bounds: tuple[tuple[int, int, int], ...]
+
+    def back_window(self, loops):
+        pairs = []
+        for (start, _, step), (a, b) in zip(self.bounds, loops.pairs(), strict=True):
+            if b <= a:
+                pairs.append((0, 0))
+                continue
+            first, last = start + a * step, start + (b - 1) * step
+            pairs.append((min(first, last), max(first, last) + 1))
+        return (Window.of(pairs),)
+
+
+@dataclass(frozen=True)
+class ConcatSlicer(MoveSlicer):
+    """Concatenate: each operand gives the part of a slice that falls in its range along
+    `axis` (possibly none of it)."""
+
+    axis: int
+
+    def back_window(self, loops):
+        a, b = loops.dim(self.axis)
+        windows, offset = [], 0
+        for shape in self.operands:
+            n = shape[self.axis]
+            lo, hi = min(max(a - offset, 0), n), min(max(b - offset, 0), n)
+            windows.append(loops.replace(self.axis, lo, max(lo, hi)))
+            offset += n
+        return tuple(windows)
+
+
+@dataclass(frozen=True)
+class SplitSlicer(MoveSlicer):
+    """Split: the loop dims are the input's (the results are pieces of it, `sizes` along
+    `axis`); a slice gives each piece its part of the window, None to those it misses."""
+
+    axis: int
+    sizes: tuple[int, ...]
+
+    def result_windows(self, loops):
+        a, b = loops.dim(self.axis)
+        windows, offset = [], 0
+        for n in self.sizes:
+            lo, hi = max(a, offset), min(b, offset + n)
+            windows.append(
+                None if hi <= lo else loops.replace(self.axis, lo - offset, hi - offset)
+            )
+            offset += n
+        return tuple(windows)
+
+    def loops_for(self, results):
+        """The hull of the needed pieces, each placed at its offset along `axis`."""
+        hull, offset = None, 0
+        for n, window in zip(self.sizes, results, strict=True):
+            if window is not None:
+                placed = window.replace(self.axis, window.start[self.axis] + offset,
+                                        window.stop[self.axis] + offset)
+                hull = placed if hull is None else hull.hull(placed)
+            offset += n
+        return hull if hull is not None else Window.whole(self.operands[0])
+
+
+@dataclass(frozen=True)
+class PadSlicer(MoveSlicer):
+    """Pad: with `constant` a slice reads the input under it (none of it when the slice
+    lies in the padding); the other modes mirror or wrap, so a padded dim is read whole.
+    `width`: (begin, end) per dim."""
+
+    width: tuple[tuple[int, int], ...]
+    constant: bool
+
+    def back_window(self, loops):
+        if not self.constant:
+            return super().back_window(loops)
+        pairs = []
+        for (a, b), (before, _), n in zip(loops.pairs(), self.width, self.operands[0],
+                                          strict=True):
+            lo = min(max(a - before, 0), n)
+            pairs.append((lo, max(lo, min(max(b - before, 0), n))))
+        return (Window.of(pairs),)
 
 
 def reshape_groups(

@@ -13,6 +13,7 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -34,14 +35,14 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work, num_elements, scratch_bytes
+from tx8c.interfaces.oplib import ct_work, num_elements
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     fit_to_same_rank_operands,
     keep_operand_layout,
     moved_axis,
 )
-from tx8c.interfaces.sharding import Combine, LoopDim, Window
+from tx8c.interfaces.sharding import Combine, LoopDim, Slicer, Window, slicer_fields
 
 # --------------------------------------------------------------------------------------
 # Reduce
@@ -144,28 +145,24 @@ class ReduceOp(Tx8beOp):
         "prod": Combine.PROD,
     }
 
-    def loop_space(self):
+    def slicer(self):
         shape = self.input_shapes()[0]
         result = tuple(self.results[0].type.get_shape())
-        combine = self.COMBINE[self.attr("mode")]
-        return (
-            *(LoopDim(d) for d in result),
-            *(LoopDim(shape[a], reduce=combine) for a in self.reduced_axes()),
-        )
-
-    def operand_axes(self):
-        rank = self.operands[0].type.get_num_dims()
         reduced = self.reduced_axes()
-        out_rank = len(self.results[0].type.get_shape())
+        combine = self.COMBINE[self.attr("mode")]
+        loops = [
+            *(LoopDim(d) for d in result),
+            *(LoopDim(shape[a], combine) for a in reduced),
+        ]
         axes, kept = [], 0
-        for i in range(rank):
+        for i in range(len(shape)):
             if i in reduced:
-                axes.append(out_rank + reduced.index(i))
+                axes.append(len(result) + reduced.index(i))
                 kept += bool(self.attr("keepdims"))
             else:
                 axes.append(kept)
                 kept += 1
-        return (tuple(axes),)
+        return ReduceSlicer(**slicer_fields(self, loops, [tuple(axes)]))
 
     def compute_slice(self, loops, operands):
         (out,) = self.compute(*operands)
@@ -176,15 +173,6 @@ class ReduceOp(Tx8beOp):
             if piece != whole:
                 out = (out.astype(np.float32) * np.float32(piece / whole)).astype(out.dtype)
         return [out]
-
-    def work(self, slice_shape):
-        """One reduction pass over the elements read (the loop slice's volume)."""
-        return ct_work(self, slice_shape, arith=1)
-
-    def imm_bytes(self, slice_shape, config):
-        """An fp32 accumulator of the slice's results."""
-        out = slice_shape[: len(self.results[0].type.get_shape())]
-        return scratch_bytes(self, out, "f32", config)
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
@@ -407,36 +395,20 @@ class PoolOp(Tx8beOp):
     # under its windows (a halo), clamped at the borders; the kernel adds the declared
     # padding its border rows need (and what ceil mode reaches beyond it). A global pool
     # reads its spatial dims whole.
-    def operand_axes(self):
+    def slicer(self):
         rank = self.operands[0].type.get_num_dims()
         spatial = self.spatial_axes()
-        if self.attr("global_pool"):
-            return (tuple(None if a in spatial else a for a in range(rank)),)
-        return (tuple(range(rank)),)
-
-    def _input_span(self, axis: int, out: tuple[int, int]) -> tuple[int, int, int, int]:
-        """For output rows [a, b) of spatial axis `axis` (index into spatial_axes): the
-        input rows read [lo, hi) and the declared padding rows before and after them."""
+        global_pool = self.attr("global_pool")
+        axes = tuple(None if global_pool and a in spatial else a for a in range(rank))
         n = self.spatial_rank()
-        size = self.input_shapes()[0][self.spatial_axes()[axis]]
-        kernel, stride = self.attr("kernel")[axis], self.window("strides")[axis]
-        dilation = self.window("dilations")[axis]
-        pad_begin, pad_end = self.window("pads")[axis], self.window("pads")[axis + n]
-        first = out[0] * stride - pad_begin
-        end = (out[1] - 1) * stride - pad_begin + (kernel - 1) * dilation + 1
-        lo = min(max(first, 0), size)
-        hi = max(min(end, size), lo)
-        before = max(0, min(0, end) - first)
-        after = max(0, min(end, size + pad_end) - max(first, size))
-        return lo, hi, before, after
-
-    def back_window(self, loops):
-        if self.attr("global_pool"):
-            return super().back_window(loops)
-        pairs = loops.pairs()
-        for i, a in enumerate(self.spatial_axes()):
-            pairs[a] = self._input_span(i, loops.dim(a))[:2]
-        return (Window.of(pairs),)
+        taps = (num_elements(self.input_shapes()[0][a] for a in spatial) if global_pool
+                else num_elements(self.attr("kernel")))
+        return PoolSlicer(
+            **slicer_fields(self, axes=[axes]), spatial=spatial, global_pool=global_pool,
+            kernel=tuple(self.attr("kernel") or (1,) * n), strides=self.window("strides"),
+            dilations=self.window("dilations"), pads=self.window("pads"), taps=taps,
+            average=self.attr("mode") == "avg",
+        )
 
     def compute_slice(self, loops, operands):
         if self.attr("global_pool"):
@@ -445,30 +417,14 @@ class PoolOp(Tx8beOp):
         channels_last = not self.spatial_format().startswith("NC")
         if channels_last:
             x = np.moveaxis(x, -1, 1)
-        spans = [self._input_span(i, loops.dim(a)) for i, a in enumerate(self.spatial_axes())]
+        slicer = self.slicer()
+        spans = [slicer.input_span(i, loops.dim(a)) for i, a in enumerate(slicer.spatial)]
         pads = tuple(s[2] for s in spans) + tuple(s[3] for s in spans)
         out_size = tuple(loops.shape[a] for a in self.spatial_axes())
         out = self._pool_channels_first(np.ascontiguousarray(x), out_size, pads)
         if channels_last:
             out = np.moveaxis(out, 1, -1)
         return [np.ascontiguousarray(out)]
-
-    def work(self, slice_shape):
-        """One pass per kernel tap over the slice's outputs (a division per output for
-        "avg")."""
-        taps = 1
-        if self.attr("global_pool"):
-            taps = num_elements(self.input_shapes()[0][a] for a in self.spatial_axes())
-        else:
-            taps = num_elements(self.attr("kernel"))
-        special = 1 if self.attr("mode") == "avg" else 0
-        return ct_work(self, slice_shape, arith=taps, special=special)
-
-    def imm_bytes(self, slice_shape, config):
-        """"avg" keeps the window counts of the slice's outputs in fp32."""
-        if self.attr("mode") == "avg":
-            return scratch_bytes(self, slice_shape, "f32", config)
-        return 0
 
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
@@ -543,6 +499,70 @@ class PoolOp(Tx8beOp):
         taps = tuple(slice(None, None, d) for d in dilations)
         windows = windows[(..., *steps, *taps)]
         return windows[(..., *(slice(0, o) for o in out_size), *(slice(None),) * n)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReduceSlicer(Slicer):
+    """Reduce's loop dims: the result's, then one per reduced axis; partial results over
+    pieces of a reduced axis combine like the mode (a mean is the sum of partial sums each
+    divided by the whole count). One reduction pass over the elements read."""
+
+    def imm_bytes(self, shape, config):
+        """An fp32 accumulator of the slice's results."""
+        return self.scratch(shape[: self.num_outputs], "f32", config)
+
+
+@dataclass(frozen=True)
+class PoolSlicer(Slicer):
+    """Pool's loop dims are the result's; a slice of output rows reads the input rows
+    under its windows (a halo), clamped at the borders; the kernel adds the declared
+    padding its border rows need (and what ceil mode reaches beyond it). A global pool
+    reads its spatial dims whole."""
+
+    spatial: tuple[int, ...]
+    global_pool: bool
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads: tuple[int, ...]
+    taps: int
+    average: bool
+
+    def input_span(self, axis: int, out: tuple[int, int]) -> tuple[int, int, int, int]:
+        """For output rows [a, b) of spatial axis `axis` (index into `spatial`): the
+        input rows read [lo, hi) and the declared padding rows before and after them."""
+        n = len(self.spatial)
+        size = self.operands[0][self.spatial[axis]]
+        first = out[0] * self.strides[axis] - self.pads[axis]
+        end = ((out[1] - 1) * self.strides[axis] - self.pads[axis]
+               + (self.kernel[axis] - 1) * self.dilations[axis] + 1)
+        lo = min(max(first, 0), size)
+        hi = max(min(end, size), lo)
+        before = max(0, min(0, end) - first)
+        after = max(0, min(end, size + self.pads[axis + n]) - max(first, size))
+        return lo, hi, before, after
+
+    def back_window(self, loops):
+        if self.global_pool:
+            return super().back_window(loops)
+        pairs = loops.pairs()
+        for i, a in enumerate(self.spatial):
+            pairs[a] = self.input_span(i, loops.dim(a))[:2]
+        return (Window.of(pairs),)
+
+    def work(self, shape):
+        """One pass per kernel tap over the slice's outputs (a division per output for
+        "avg")."""
+        return ct_work(self.dtype, shape, arith=self.taps, special=int(self.average))
+
+    def imm_bytes(self, shape, config):
+        """"avg" keeps the window counts of the slice's outputs in fp32."""
+        return self.scratch(shape, "f32", config) if self.average else 0
 
 
 OPS = [ReduceOp, PoolOp]

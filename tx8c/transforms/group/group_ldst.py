@@ -56,6 +56,7 @@ from tx8c.dialect.base import to_attr
 from tx8c.dialect.layout import value_layout
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
 from tx8c.interfaces import OpAttr
+from tx8c.interfaces.traits import ByteMove
 from tx8c.ir_utils import function_bodies, stored_layout
 
 SLICED, IN_DDR = 0, 2
@@ -95,7 +96,7 @@ def insert_loads_and_stores(group: GroupOp) -> None:
             body.insert_op_before(stores[value], terminator)
         terminator.operands[index] = stores[value].results[0]
         moved = True
-    moved = moved or any(isinstance(o, LoadVarOp | StoreVarOp) for o in body.ops)
+    moved = moved or any(o.has_trait(ByteMove) for o in body.ops)
     group.attributes["group_tag"] = to_attr("int", SLICED if moved else IN_DDR)
 
 
