@@ -4,16 +4,15 @@
         [--models resnet50,bert_base] [--models-dir /work/models] [--examples]
 
 1. Models (bundled examples with --examples, and the named exports in --models-dir;
-   bench/export_models.py makes them), after import, the mid-end and the layout stage,
-   grouped with opt-group=none (every op its own group) and with the default patterns:
-   groups, bytes crossing group boundaries (the DDR traffic between groups:
-   `tx8c.analysis.group_stats`), their ratio, barriers kept by group-dag, and the
-   wall and CPU seconds of the grouping passes.
+   bench/export_models.py makes them), after import, the mid-end, the layout and the
+   constants stage, grouped with opt-group=none (every op its own group) and with the
+   default patterns: groups, bytes crossing group boundaries (the DDR traffic between
+   groups: `tx8c.analysis.group_stats`), their ratio, barriers kept by group-dag, and
+   the wall and CPU seconds of the grouping passes.
 2. Synthetic graphs of about 1k, 10k and 100k ops (bench_layout's residual conv blocks
-   with a Tensor-class branch, through the layout stage first, then every use of a
-   constant given its own copy as the constants stage does): seconds of the grouping
-   stage (default patterns), wall and CPU, per compute op, and the growth of the CPU
-   time per 10x ops (1.00x = linear).
+   with a Tensor-class branch, through the layout and constants stages first): seconds
+   of the grouping stage (default patterns), wall and CPU, per compute op, and the
+   growth of the CPU time per 10x ops (1.00x = linear).
 
 The garbage collector is paused while passes run, as `tx8c compile` does
 (`pipeline.gc_paused`). Verification after each pass is not counted.
@@ -37,10 +36,11 @@ from tx8c.analysis.group_stats import group_report  # noqa: E402
 from tx8c.dialect import make_context  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.ir import parse_module, print_module  # noqa: E402
-from tx8c.ir_utils import is_compute_op, is_constant_source  # noqa: E402
+from tx8c.ir_utils import is_compute_op  # noqa: E402
 from tx8c.passes import available_passes  # noqa: E402
 from tx8c.pipeline import (  # noqa: E402
     CompileOptions,
+    constants_spec,
     gc_paused,
     grouping_spec,
     layout_spec,
@@ -82,7 +82,7 @@ def grouping_stage(mode: str) -> list[str]:
 
 def laid_out(source) -> str:
     module = import_onnx(source).module
-    run_passes(module, midend_spec() + layout_spec("optimal"))
+    run_passes(module, midend_spec() + layout_spec("optimal") + constants_spec())
     return print_module(module)
 
 
@@ -114,20 +114,8 @@ def bench_models(sources: list[tuple[str, object]]) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def one_constant_per_use(module: ModuleOp) -> None:
-    """Give every use of a shared constant its own copy, as the constants stage does
-    (move-constant: one LoadConst per use); the synthetic graph shares one weight among
-    all its convolutions, which no imported model does."""
-    block = module.ops.first.body.block
-    for op in [o for o in block.ops if is_constant_source(o)]:
-        for use in list(op.results[0].uses)[1:]:
-            copy = op.clone()
-            block.insert_op_before(copy, use.operation)
-            use.operation.operands[use.index] = copy.results[0]
-
-
 def bench_synthetic(sizes: list[int]) -> None:
-    print("\ngrouping stage (default patterns) on synthetic graphs after the layout stage")
+    print("\ngrouping stage (default patterns) on synthetic graphs (after layout, constants)")
     head = (f"{'ops':>8} {'groups':>7} {'wall s':>8} {'cpu s':>8} {'cpu us/op':>9} "
             f"{'cpu growth per 10x':>18}")
     print(head)
@@ -135,8 +123,7 @@ def bench_synthetic(sizes: list[int]) -> None:
     previous = None
     for n in sizes:
         module = SyntheticGraph().build(n)
-        run_passes(module, layout_spec("optimal"))
-        one_constant_per_use(module)
+        run_passes(module, layout_spec("optimal") + constants_spec())
         ops = sum(is_compute_op(op) for op in module.ops.first.body.block.ops)
         timing = run_passes(module, grouping_stage("default"))
         groups = len(module.ops.first.body.block.ops) - 1

@@ -5,7 +5,9 @@ imports (passes never import other passes) or in a copy per pass:
 
 - shapes and sizes: `shape_of`, `num_elements`, `logical_bytes`, `stored_bytes`;
 - constants: `defining_constant`, `constant_array`, `is_constant`, and
-  `erase_dead_constants` for the constants a rewrite left without users;
+  `erase_dead_constants` for the constants a rewrite left without users; `dense_array`,
+  the value of a dense elements attribute as a read-only view of its bytes (no copy: the
+  constant container holds a model's weights this way);
 - constants beside a result, along one axis of it (per-channel parameters):
   `aligned_along`, `channel_vector`, `masked`, `stack_along`;
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
@@ -14,7 +16,10 @@ imports (passes never import other passes) or in a copy per pass:
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
 - where a value lives: `stored_layout` (its memory layout, looking through groups) and
-  `value_stored_bytes` (its stored bytes in that layout).
+  `value_stored_bytes` (its stored bytes in that layout);
+- statistics: `record_pass_stats` / `read_pass_stats`, a pass's counts in a module
+  attribute (a dictionary of dictionaries of ints and strings, so they survive printing
+  and parsing).
 
 Bytes. A tensor value has two sizes, and each has one name:
 
@@ -35,13 +40,20 @@ op through the op's own class, never by importing an op class.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike, IsTerminator
@@ -100,6 +112,18 @@ def constant_array(value: SSAValue | None) -> np.ndarray | None:
     """The array of `value` when a `tx8be.Constant` defines it, else None."""
     constant = defining_constant(value)
     return constant.attr("value") if constant is not None else None
+
+
+def dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The attribute's value, a read-only view of its bytes (a splat is expanded)."""
+    dtype = to_numpy_dtype(attr.get_element_type())
+    shape = tuple(attr.get_shape())
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if data.size == 1 and int(np.prod(shape)) != 1:  # splat: one element for all
+        data = np.full(shape, data[0], dtype=dtype)
+        data.flags.writeable = False
+        return data
+    return data.reshape(shape)
 
 
 def is_constant(value: SSAValue | None) -> bool:
@@ -363,3 +387,37 @@ def value_stored_bytes(value: SSAValue, config: TX8Config = DEFAULT_CONFIG) -> i
     """Bytes `value` occupies in memory: `stored_bytes` in its `stored_layout`."""
     return stored_bytes(shape_of(value), value.type.get_element_type(), stored_layout(value),
                         config)
+
+
+# --------------------------------------------------------------------------------------
+# Statistics
+# --------------------------------------------------------------------------------------
+
+
+def record_pass_stats(module: ModuleOp, attr_name: str, pass_name: str,
+                      stats: Mapping[str, int | str]) -> None:
+    """Store `stats` under `pass_name` in the module attribute `attr_name`; a pass that
+    runs again overwrites its own entry and keeps the others'."""
+    current = module.attributes.get(attr_name)
+    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
+    entries[pass_name] = DictionaryAttr(
+        {
+            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
+            for key, value in stats.items()
+        }
+    )
+    module.attributes[attr_name] = DictionaryAttr(entries)
+
+
+def read_pass_stats(module: ModuleOp, attr_name: str) -> dict[str, dict[str, int | str]]:
+    """The statistics recorded under `attr_name`, as plain Python values ({} if none)."""
+    current = module.attributes.get(attr_name)
+    if not isinstance(current, DictionaryAttr):
+        return {}
+    return {
+        name: {
+            key: value.data if isinstance(value, StringAttr) else value.value.data
+            for key, value in entry.data.items()
+        }
+        for name, entry in current.data.items()
+    }

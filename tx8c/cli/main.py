@@ -1,6 +1,7 @@
 """tx8c: compile an ONNX model, run a compiled model, compare against onnxruntime.
 
     tx8c compile MODEL.onnx -o OUT/ [--input-shapes name:1x3x224x224,...] [--dump-ir-after-all]
+                 [--no-opt-ddr]
     tx8c run OUT/ --inputs in.npz -o out.npz
     tx8c compare MODEL.onnx [--inputs in.npz] [--input-shapes ...]
 
@@ -21,6 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from tx8c.cli.common import ArgumentParser, run_reporting_errors
+from tx8c.cli.consts import (
+    BIN_FILE,
+    INDEX_FILE,
+    ConstantsLoader,
+    constants_report,
+    image_round_trip,
+    write_constants,
+)
 from tx8c.cli.files import OutputDir, check_output_file, write_npz
 from tx8c.cli.resources import check_fits
 from tx8c.errors import Tx8Error
@@ -58,7 +67,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     progress = Progress(args.quiet or args.json)
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=["model.mlir", "report.json"])
+                    planned=["model.mlir", "report.json", BIN_FILE, INDEX_FILE])
     out.check()
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
@@ -72,6 +81,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = run_pipeline(result.module, options, after_each)
+    consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
         "opset": result.opset,
@@ -85,12 +95,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "dump_ir_after_all": args.dump_ir_after_all,
             "opt_level": options.opt_level,
             "layout_strategy": options.layout_strategy,
+            "opt_ddr": options.opt_ddr,
             "opt_group": options.opt_group,
             "group_patterns": options.group_patterns,
             "opt_barrier": options.opt_barrier,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
+        "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
@@ -100,7 +112,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     out.commit()
-    progress(f"wrote {out.path}/model.mlir and {out.path}/report.json")
+    progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
@@ -131,6 +143,7 @@ def _options(args: argparse.Namespace, shapes: dict):
 
     return CompileOptions(
         input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
+        opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier,
     )
@@ -159,12 +172,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     mlir = _compiled_module_path(Path(args.compiled))
     inputs_path = Path(args.inputs)
     check_output_file(Path(args.output), inputs=[inputs_path, mlir])
+    loader = ConstantsLoader(mlir)  # reads and checks consts.bin while the IR is parsed
     module = parse_module(read_ir_file(mlir), str(mlir))
     verify_module(module, str(mlir))
+    progress(f"parsed {mlir}")
+    constants = loader.container_for(module)
+    if constants is not None:
+        progress(f"loaded {len(constants)} constants")
     inputs = load_npz(inputs_path)
     check_fits(module, "running this model")
     progress("running the reference executor")
-    outputs = run_reference(module, inputs)
+    outputs = run_reference(module, inputs, constants)
     names = _output_names(main_function(module))
     write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=[inputs_path, mlir])
     progress(f"wrote {args.output} ({', '.join(names)})")
@@ -292,14 +310,20 @@ def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray],
 
 
 def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
-    """The byte-level cmodel after the last stage, against onnxruntime, and whether it
-    equals the reference executor bit for bit."""
+    """The byte-level cmodel after the last stage, reading its constants from the bytes
+    of their DDR image (as `tx8c run` reads consts.bin), against onnxruntime, and whether
+    it equals the reference executor bit for bit."""
     from tx8c.sim.cmodel import run_cmodel
     from tx8c.sim.reference import run_reference
 
-    row = _stage_row("cmodel", module, inputs, expected, run_cmodel)
+    constants = image_round_trip(module)  # the bytes consts.bin would hold, checked
+
+    def cmodel(module, inputs):
+        return run_cmodel(module, inputs, constants)
+
+    row = _stage_row("cmodel", module, inputs, expected, cmodel)
     reference = run_reference(module, inputs)
-    got = run_cmodel(module, inputs)
+    got = cmodel(module, inputs)
     row["equals_reference"] = all(
         g.tobytes() == r.tobytes() for g, r in zip(got, reference, strict=True)
     )
@@ -362,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224,mask:1x128")
     c.add_argument("--dump-ir-after-all", action="store_true",
                    help="write OUT/stages/NN-<pass>.mlir after import and every pass")
+    c.add_argument("--no-opt-ddr", dest="opt_ddr", action="store_false",
+                   help="pack constants tightly in consts.bin instead of starting large "
+                        "ones on a 4096-byte DDR bank (seed opt_ddr, on by default)")
     _add_pipeline_options(c)
     c.add_argument("--quiet", action="store_true", help="no progress output")
     c.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -1,5 +1,5 @@
 """What the grouping tests share: running pass lists, the grouping stage, and the
-bundled examples after the mid-end and the layout stage."""
+bundled examples as the grouping stage gets them."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from tx8c.dialect import make_context
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.ir import print_module
 from tx8c.passes import available_passes
-from tx8c.pipeline import CompileOptions, grouping_spec, layout_spec, midend_spec
+from tx8c.pipeline import (
+    CompileOptions,
+    constants_spec,
+    grouping_spec,
+    layout_spec,
+    midend_spec,
+)
 
 
 def run(module: ModuleOp, spec: list[str]) -> ModuleOp:
@@ -30,6 +36,7 @@ def grouping(module: ModuleOp, mode: str = "default") -> ModuleOp:
 
 @cache
 def laid_out(name: str) -> str:
-    """The example `name` after the mid-end and the layout stage, as text."""
+    """The example `name` after the mid-end, the layout and the constants stage (what the
+    grouping stage gets in the pipeline: a LoadConst per use of a weight), as text."""
     module = import_onnx(MODELS[name]()).module
-    return print_module(run(module, midend_spec() + layout_spec("optimal")))
+    return print_module(run(module, midend_spec() + layout_spec("optimal") + constants_spec()))
