@@ -124,11 +124,17 @@ def grouping_spec(options: CompileOptions) -> list[str]:
     return stages
 
 
+def slicing_spec(options: CompileOptions) -> list[str]:
+    """The slicing stage (seed 003 GroupCost): every group's plan."""
+    return ["group-cost"]
+
+
 def pipeline_spec(options: CompileOptions) -> str:
     stages = midend_spec() if options.opt_level >= 1 else []
     stages += layout_spec(options.layout_strategy)
     stages += constants_spec()
     stages += grouping_spec(options)
+    stages += slicing_spec(options)
     return ",".join(stages)
 
 

@@ -23,6 +23,6 @@ def test_compare_through_grouping(name: str, tmp_path: Path, capsys) -> None:
     assert main(["compare", str(path), "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)["stages"]
     stages = [r["stage"] for r in rows]
-    assert stages[-6:-1] == GROUP_PASSES
+    assert stages[-7:-2] == GROUP_PASSES and stages[-2] == "group-cost"
     assert all(r["verdict"] == "PASS" for r in rows)
     assert rows[-1]["stage"] == "cmodel" and rows[-1]["equals_reference"]
