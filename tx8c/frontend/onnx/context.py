@@ -10,6 +10,11 @@ once a constant has been materialised as a `tx8be.Constant`.
 Reshape, ConstantOfShape, Range, ...) disappear at import: only tensor compute remains.
 A compile-time value becomes one `tx8be.Constant` the first time a run-time op uses it,
 so each initializer gives exactly one Constant however many ops share it.
+
+Folding never blows up: an op on constants whose results would hold more than
+`MAX_FOLD_ELEMENTS` elements, and more than its operands together, stays a run-time op
+(the limit is fold-constant's default); converters that compute values themselves
+(Range, ConstantOfShape, ...) check `check_fold_size` before they allocate.
 """
 
 from __future__ import annotations
@@ -29,6 +34,19 @@ from tx8c.dialect.types import from_numpy_dtype, tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.loader import OnnxImportError
 from tx8c.sim.reference import evaluate
+
+MAX_FOLD_ELEMENTS = 1 << 22
+"""Elements a value folded at import may have when it is larger than its operands (4 Mi,
+16 MiB of f32, fold-constant's default); a larger growth stays a run-time op."""
+MAX_CONSTANT_ELEMENTS = 1 << 28
+"""Elements any compile-time value may have (1 GiB of f32): beyond, import stops."""
+
+
+def element_count(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= int(d)
+    return count
 
 
 class NeedsConstantError(OnnxImportError):
@@ -89,21 +107,31 @@ class GraphBuilder:
         return value.ssa
 
     def emit(self, op_cls: type[Tx8beOp], inputs: Sequence[Value], **attrs: Any) -> list[Value]:
-        """Create `op_cls` on `inputs`, or fold it when every input is a constant."""
+        """Create `op_cls` on `inputs`, or fold it when every input is a constant (and the
+        result is not too large, module docstring)."""
         if all(v.is_const for v in inputs) and inputs:
-            return self._fold(op_cls, inputs, attrs)
+            folded = self._fold(op_cls, inputs, attrs)
+            if folded is not None:
+                return folded
         op = op_cls.make([self.ssa(v) for v in inputs], **attrs)
         op.verify()
         self.block.add_op(op)
         return [Value.of_ssa(r) for r in op.results]
 
-    def _fold(self, op_cls, inputs: Sequence[Value], attrs: dict) -> list[Value]:
+    def _fold(self, op_cls, inputs: Sequence[Value], attrs: dict) -> list[Value] | None:
+        """The op's results computed now; None when they would be too large to fold."""
         arrays = [_storable(v.const) for v in inputs]
         scratch = Block(arg_types=[tensor_of(a) for a in arrays])
         op = op_cls.make(list(scratch.args), **attrs)
-        op.verify()
-        outs = evaluate(op, arrays)
-        op.drop_all_references()
+        try:
+            op.verify()
+            produced = sum(element_count(r.type.get_shape()) for r in op.results)
+            consumed = sum(a.size for a in arrays)
+            if produced > MAX_FOLD_ELEMENTS and produced > consumed:
+                return None
+            outs = evaluate(op, arrays)
+        finally:
+            op.drop_all_references()
         return [Value.of_const(o) for o in outs]
 
 
@@ -203,3 +231,17 @@ class NodeContext:
 
     def constant(self, array: np.ndarray | Any) -> Value:
         return Value.of_const(np.asarray(array))
+
+    def check_fold_size(self, shape: Sequence[int], what: str = "its result") -> None:
+        """Fail before a converter allocates a compile-time value of `shape` larger than
+        MAX_CONSTANT_ELEMENTS (or with a negative dim)."""
+        if any(int(d) < 0 for d in shape):
+            raise self.error(f"{what} would have a negative dimension: {list(shape)}")
+        count = element_count(shape)
+        if count > MAX_CONSTANT_ELEMENTS:
+            raise self.error(
+                f"{what} would be a compile-time tensor of {count:,} elements "
+                f"(shape {list(shape)}); tx8c computes constants of up to "
+                f"{MAX_CONSTANT_ELEMENTS:,} elements. Such a size usually comes from a wrong "
+                "shape or --input-shapes; check them."
+            )

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
-from onnx import numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Region
@@ -29,7 +28,13 @@ from xdsl.ir import Block, Region
 from tx8c.dialect.types import tensor
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.context import GraphBuilder, NodeContext, Value
-from tx8c.frontend.onnx.loader import OnnxDtypeError, OnnxImportError, graph_inputs, prepare
+from tx8c.frontend.onnx.loader import (
+    OnnxDtypeError,
+    OnnxImportError,
+    graph_inputs,
+    prepare,
+    tensor_array,
+)
 from tx8c.frontend.onnx.registry import load_converters
 from tx8c.frontend.onnx.types import element_type_of
 
@@ -67,7 +72,7 @@ def import_onnx(
     for info, arg in zip(inputs, block.args, strict=True):
         values[info.name] = Value.of_ssa(arg)
     for init in graph.initializer:
-        values[init.name] = Value.of_const(numpy_helper.to_array(init))
+        values[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
 
     for index, node in enumerate(graph.node):
         name = node.name or f"{node.op_type}_{index}"

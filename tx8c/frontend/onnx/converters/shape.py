@@ -11,7 +11,7 @@ import numpy as np
 from onnx import numpy_helper
 
 from tx8c.dialect.ops import elementwise as ew
-from tx8c.frontend.onnx.context import NodeContext, Value
+from tx8c.frontend.onnx.context import MAX_FOLD_ELEMENTS, NodeContext, Value, element_count
 from tx8c.frontend.onnx.registry import converter
 
 
@@ -49,15 +49,35 @@ def convert_size(ctx: NodeContext) -> Value:
 
 @converter("Range")
 def convert_range(ctx: NodeContext) -> Value:
-    start, limit, delta = (np.asarray(ctx.const(i)) for i in range(3))
-    return ctx.constant(np.arange(start, limit, delta).astype(start.dtype))
+    start, limit, delta = (_scalar(ctx, i, name) for i, name in
+                           enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise ctx.error("delta is 0, so the range never reaches its limit")
+    count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+    ctx.check_fold_size([count])
+    return ctx.constant(np.arange(start, limit, delta).astype(start.dtype)[:count])
+
+
+def _scalar(ctx: NodeContext, i: int, name: str) -> np.ndarray:
+    value = np.asarray(ctx.const(i))
+    if value.size != 1:
+        raise ctx.error(f"{name} (input #{i}) must be a scalar, got shape {list(value.shape)}")
+    return value.reshape(())
 
 
 @converter("ConstantOfShape")
 def convert_constant_of_shape(ctx: NodeContext) -> Value:
+    """A compile-time fill; a fill too large to fold is a BroadCast of the scalar."""
     shape = [int(d) for d in np.asarray(ctx.const(0)).reshape(-1)]
     fill = ctx.attr("value")
     fill = numpy_helper.to_array(fill).reshape(-1) if fill is not None else np.zeros(1, np.float32)
+    if fill.size != 1:
+        raise ctx.error(f"value must hold one element, got {fill.size}")
+    ctx.check_fold_size(shape)
+    if element_count(shape) > MAX_FOLD_ELEMENTS:
+        from tx8c.dialect.ops.movement import BroadCastOp
+
+        return ctx.emit(BroadCastOp, [ctx.constant(fill.reshape(()))], shape=shape)
     return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
 
 
