@@ -232,6 +232,33 @@ class NodeContext:
     def constant(self, array: np.ndarray | Any) -> Value:
         return Value.of_const(np.asarray(array))
 
+    def axis(self, axis: int, rank: int, what: str = "axis") -> int:
+        """An ONNX axis (negative counts from the end) as 0..rank-1, or an error naming
+        the node."""
+        axis = int(axis)
+        if not -rank <= axis < rank:
+            raise self.error(
+                f"{what} {axis} is out of range for a tensor of rank {rank} "
+                f"(valid: {-rank}..{rank - 1})"
+            )
+        return axis % rank
+
+    def check_indices(self, i: int, dims, what: str = "index") -> None:
+        """When input `i` is known at compile time, every entry must lie in
+        [-dim, dim - 1] (`dims` broadcasts against it: one size, or one per entry)."""
+        if not self.has_input(i) or not self.input(i).is_const:
+            return
+        indices = np.asarray(self.input(i).const).astype(np.int64)
+        dims = np.broadcast_to(np.asarray(dims, dtype=np.int64), indices.shape)
+        bad = (indices < -dims) | (indices >= dims)
+        if bad.any():
+            at = tuple(int(p) for p in np.argwhere(bad)[0])
+            raise self.error(
+                f"{what} {int(indices[at])} (input #{i} '{self.node.input[i]}', at {list(at)}) "
+                f"is out of range for a dimension of size {int(dims[at])} "
+                f"(valid: {-int(dims[at])}..{int(dims[at]) - 1})"
+            )
+
     def check_fold_size(self, shape: Sequence[int], what: str = "its result") -> None:
         """Fail before a converter allocates a compile-time value of `shape` larger than
         MAX_CONSTANT_ELEMENTS (or with a negative dim)."""

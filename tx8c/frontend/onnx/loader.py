@@ -262,6 +262,7 @@ def name_nodes(model: onnx.ModelProto) -> None:
 def check_model(model: onnx.ModelProto) -> None:
     """ONNX's checker and strict shape inference (module docstring), then tx8c's own
     checks; one OnnxImportError naming the node or tensor."""
+    check_graph(model)
     light = validation_copy(model)
     try:
         onnx.checker.check_model(_with_shape_fields(light))
@@ -277,7 +278,6 @@ def check_model(model: onnx.ModelProto) -> None:
             f"the model is not valid ONNX: {_checker_text(e)}. ONNX's shape inference "
             "rejects it (onnx.shape_inference.infer_shapes(model, strict_mode=True))."
         ) from None
-    check_graph(model)
 
 
 def _with_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -306,6 +306,15 @@ def check_graph(model: onnx.ModelProto) -> None:
             "the model's graph has no outputs, so there is nothing to compute; give it at "
             "least one output."
         )
+    for kind, infos in (("input", graph.input), ("output", graph.output)):
+        for info in infos:
+            if not info.type.HasField("tensor_type"):
+                what = info.type.WhichOneof("value") or "untyped value"
+                raise OnnxImportError(
+                    f"graph {kind} '{info.name}' is a {what.replace('_type', '')}, not a "
+                    "tensor; tx8c compiles graphs of tensors."
+                )
+    _check_range_deltas(graph)
     inputs = {i.name: i for i in graph.input}
     for tensor in graph.initializer:
         _check_tensor_data(tensor, f"initializer '{tensor.name}'")
@@ -320,6 +329,20 @@ def check_graph(model: onnx.ModelProto) -> None:
                 f"input '{info.name}' declares a negative dimension ({negative[0]}); "
                 "dimensions are sizes (0 or more)."
             )
+
+
+def _check_range_deltas(graph: onnx.GraphProto) -> None:
+    """A Range whose delta is an initializer 0 never ends (ONNX's shape inference then
+    reports a confusing error on a later node)."""
+    inits = {t.name: t for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Range" and len(node.input) == 3 and node.input[2] in inits:
+            delta = tensor_array(inits[node.input[2]], f"initializer '{node.input[2]}'")
+            if delta.size == 1 and delta.reshape(-1)[0] == 0:
+                raise OnnxImportError(
+                    f"node '{node.name}' (Range): delta is 0, so the range never reaches its "
+                    "limit."
+                )
 
 
 def _check_shadowing(tensor: onnx.TensorProto, declared: onnx.ValueInfoProto) -> None:

@@ -32,9 +32,22 @@ def like(ctx: NodeContext, value: float, ref: Value) -> Value:
 @converter(*_BINARY)
 def convert_binary(ctx: NodeContext) -> Value:
     lhs, rhs = ctx.input(0), ctx.input(1)
+    if ctx.op_type == "Div":
+        check_integer_divisor(ctx, rhs)
     if ctx.op_type == "Pow" and rhs.dtype != lhs.dtype:
         rhs = ctx.emit(ew.CastOp, [rhs], to=_dtype_name(lhs))
     return ctx.emit(_BINARY[ctx.op_type], [lhs, rhs])
+
+
+def check_integer_divisor(ctx: NodeContext, divisor: Value) -> None:
+    """An integer division by a compile-time zero is undefined in ONNX: refuse it rather
+    than compile whatever numpy gives."""
+    if (divisor.is_const and np.issubdtype(divisor.dtype, np.integer)
+            and np.any(divisor.const == 0)):
+        raise ctx.error(
+            f"divides integers by zero (input #1 '{ctx.node.input[1]}' holds a 0); the "
+            "result is undefined. Fix the model's divisor."
+        )
 
 
 def _dtype_name(value: Value) -> str:

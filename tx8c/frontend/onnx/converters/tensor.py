@@ -189,12 +189,16 @@ def _crop(ctx: NodeContext, x: Value, pads: list[int]) -> Value:
 
 @converter("Gather")
 def convert_gather(ctx: NodeContext) -> Value:
-    return ctx.emit(GatherOp, [ctx.input(0), ctx.input(1)], axis=ctx.attr("axis", 0))
+    data, axis = ctx.input(0), ctx.attr("axis", 0)
+    ctx.check_indices(1, data.shape[ctx.axis(axis, data.rank)])
+    return ctx.emit(GatherOp, [data, ctx.input(1)], axis=axis)
 
 
 @converter("GatherElements")
 def convert_gather_elements(ctx: NodeContext) -> Value:
-    return ctx.emit(GatherElementsOp, [ctx.input(0), ctx.input(1)], axis=ctx.attr("axis", 0))
+    data, axis = ctx.input(0), ctx.attr("axis", 0)
+    ctx.check_indices(1, data.shape[ctx.axis(axis, data.rank)])
+    return ctx.emit(GatherElementsOp, [data, ctx.input(1)], axis=axis)
 
 
 @converter("ScatterND")
