@@ -257,8 +257,8 @@ case("onnx-truncated-compare", "tx8c", "compare", "{d}/m.onnx",
      needles=["not a readable ONNX"])
 
 # -- opsets ------------------------------------------------------------------------------
-compile_case("opset-6", lambda: relu(opset=6), "opset 6", "7 to 23")
-compile_case("opset-24", lambda: relu(opset=24), "opset 24", "convert_version")
+compile_case("opset-6", lambda: relu(opset=6), "opset 6", "7 to 28")
+compile_case("opset-29", lambda: relu(opset=29), "opset 29", "convert_version")
 
 
 def _no_opset() -> onnx.ModelProto:

@@ -13,6 +13,7 @@ FAMILIES = (
     "resize",
     "movement",
     "indexing",
+    "sort",
     "backend",
 )
 

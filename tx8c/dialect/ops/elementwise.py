@@ -27,6 +27,7 @@ from tx8c.dialect.base import (
     FLOATS,
     NUMERIC,
     Tx8beOp,
+    bool_attr,
     float_attr,
     result_type_like,
     str_attr,
@@ -36,7 +37,7 @@ from tx8c.dialect.base import (
     tx8be_op as _op,
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
-from tx8c.dialect.types import to_numpy_dtype
+from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -180,6 +181,29 @@ BINARY_OPS = [
 ]
 
 
+@tx8be_op
+class ModOp(BinaryOp):
+    """Element-wise remainder of lhs / rhs with numpy broadcasting (ONNX Mod).
+
+    `fmod` false (default): the remainder has the sign of the divisor (Python's `%`),
+    integers only, as in ONNX; `fmod` true: the sign of the dividend (C's fmod), any
+    numeric type. Floats need `fmod` true (ONNX's rule); the float remainder is exact (no
+    quotient is rounded), which no composition of Div, Floor and Sub gives.
+    """
+
+    name = "tx8be.Mod"
+    fmod = bool_attr(False)
+
+    def verify_op(self) -> None:
+        dtype = short_name(self.operands[0].type.get_element_type())
+        if dtype in FLOATS and not self.attr("fmod"):
+            raise self.fail(f"a {dtype} remainder needs fmod = true (ONNX Mod's rule)")
+
+    def apply(self, a, b):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) if self.attr("fmod") else np.mod(a, b)
+
+
 # --------------------------------------------------------------------------------------
 # Ternary Where
 # --------------------------------------------------------------------------------------
@@ -311,6 +335,14 @@ SinOp = _unary("Sin", np.sin)
 CosOp = _unary("Cos", np.cos)
 FloorOp = _unary("Floor", np.floor)
 CeilOp = _unary("Ceil", np.ceil)
+RoundOp = _unary(
+    "Round", np.rint,
+    doc="Round to the nearest integer, halves to even (ONNX Round): not floor(x + 0.5).",
+)
+AtanOp = _unary(
+    "Atan", np.arctan,
+    doc="Arc tangent (ONNX Atan); the importer builds Asin and Acos from it and Sqrt.",
+)
 
 
 @tx8be_op
@@ -418,7 +450,7 @@ class CastOp(UnaryOp):
 UNARY_OPS = [
     ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp, ErfOp, GeluOp, SiluOp, HardSigmoidOp,
     HardSwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, AbsOp, NegOp, NotOp, SinOp,
-    CosOp, FloorOp, CeilOp, CastOp,
+    CosOp, FloorOp, CeilOp, CastOp, RoundOp, AtanOp,
 ]
 
-OPS = [*BINARY_OPS, WhereOp, *UNARY_OPS]
+OPS = [*BINARY_OPS, ModOp, WhereOp, *UNARY_OPS]

@@ -8,7 +8,7 @@ compares with the expected outputs (the test's own rtol/atol). The `_expanded` v
 which hold an op's function body (a decomposition into other ops) rather than the op, are
 left out: they test other op types.
 
-Models of opsets outside 11..21 are first converted with onnx.version_converter, the
+Models of opsets outside 7..28 are first converted with onnx.version_converter, the
 tool a user would use; when ONNX has no adapter, the case is reported as rejected.
 
 Each case ends as:
@@ -93,7 +93,8 @@ def run_case(case) -> CaseResult:
             reason = f"import crashed: {type(e).__name__}: {e}"
             return CaseResult(case.name, op_type, "error", reason)
         try:
-            got = run_reference(result.module, _runtime_inputs(inputs, result.input_names, model))
+            got = run_reference(
+                result.module, _runtime_inputs(inputs, result.input_names, case.model))
         except Tx8Error as e:
             return CaseResult(case.name, op_type, "error", f"run failed: {e}")
         except Exception as e:
@@ -148,11 +149,9 @@ def _freeze_input(model: onnx.ModelProto, name: str, value: np.ndarray) -> onnx.
 
 
 def _runtime_inputs(inputs, names: list[str], model: onnx.ModelProto) -> list[np.ndarray]:
-    """The data set's inputs for the module's arguments (graph inputs minus initializers)."""
-    init_names = {t.name for t in model.graph.initializer}
-    graph_names = [i.name for i in model.graph.input if i.name not in init_names]
+    """The data set's inputs (one per graph input of the test's own model, in order) for
+    the module's arguments (the inputs left after freezing)."""
     by_name = dict(zip([i.name for i in model.graph.input], inputs, strict=False))
-    by_name.update(zip(graph_names, inputs, strict=False))
     return [_as_array(by_name[n]) for n in names]
 
 

@@ -5,7 +5,7 @@ an `OnnxImportError`, one paragraph that says what to do, before any IR is built
 
 - the file: missing, a directory, truncated or not ONNX; external data files are read
   relative to the model's directory (where exporters put them), a missing one named;
-- the opset: 7 to 23 (older models are first brought to opset 11 with ONNX's version
+- the opset: 7 to 28 (older models are first brought to opset 11 with ONNX's version
   converter when it can; otherwise the converters read the old forms themselves);
 - the graph: ONNX's checker (attribute types, required attributes, one producer per
   tensor, ...) and ONNX's strict shape inference (axes in range, operand shapes and types
@@ -31,7 +31,11 @@ from google.protobuf.message import DecodeError
 from tx8c.errors import Tx8Error
 
 MIN_OPSET = 7
-MAX_OPSET = 23
+MAX_OPSET = 28
+"""The newest opset of the pinned onnx package. Opsets 24..28 changed few ops beyond new
+element types (which the importer rejects where they are used); the converters of the
+ops they changed read the new forms (CumProd, Mod on floats, SpaceToDepth's CRD mode) or
+refuse what they do not support (Attention's windows)."""
 CONVERT_BELOW = 11
 """Models of an older opset are converted to this one first (when ONNX can)."""
 LARGE_TENSOR_BYTES = 4096
@@ -281,13 +285,17 @@ def check_model(model: onnx.ModelProto) -> None:
 
 
 def _with_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose graph inputs and outputs all have a shape field: the checker demands
-    one, but a missing shape (unknown rank) is valid ONNX that onnxruntime runs."""
+    """A copy whose graph inputs and outputs all have a shape field, and without untyped
+    outputs: the checker demands types and shapes there, but onnxruntime runs models
+    without them (unknown rank, inferred type)."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     for info in [*copy.graph.input, *copy.graph.output]:
         if info.type.HasField("tensor_type") and not info.type.tensor_type.HasField("shape"):
             info.type.tensor_type.shape.SetInParent()
+    typed = [o for o in copy.graph.output if o.HasField("type")]  # untyped: ORT infers it
+    del copy.graph.output[:]
+    copy.graph.output.extend(typed)
     return copy
 
 
@@ -308,8 +316,8 @@ def check_graph(model: onnx.ModelProto) -> None:
         )
     for kind, infos in (("input", graph.input), ("output", graph.output)):
         for info in infos:
-            if not info.type.HasField("tensor_type"):
-                what = info.type.WhichOneof("value") or "untyped value"
+            what = info.type.WhichOneof("value")
+            if what is not None and what != "tensor_type":
                 raise OnnxImportError(
                     f"graph {kind} '{info.name}' is a {what.replace('_type', '')}, not a "
                     "tensor; tx8c compiles graphs of tensors."

@@ -3,4 +3,12 @@
 Importing this package registers every converter in `registry.CONVERTERS`.
 """
 
-from tx8c.frontend.onnx.converters import elementwise, nn, shape, tensor  # noqa: F401
+from tx8c.frontend.onnx.converters import (  # noqa: F401
+    activations,
+    elementwise,
+    indexing,
+    math,
+    nn,
+    shape,
+    tensor,
+)

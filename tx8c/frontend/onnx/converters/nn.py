@@ -9,20 +9,12 @@ import numpy as np
 
 from tx8c.dialect.ops import elementwise as ew
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
-from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp, SoftmaxOp
 from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp
 from tx8c.dialect.ops.resize import ResizeOp
+from tx8c.frontend.onnx.compose import reshape
 from tx8c.frontend.onnx.context import NodeContext, Value
 from tx8c.frontend.onnx.registry import converter
-
-
-def reshape(ctx: NodeContext, x: Value, shape) -> Value:
-    shape = [int(d) for d in shape]
-    if list(x.shape) == shape:
-        return x
-    return ctx.emit(ReshapeOp, [x], shape=shape)
-
 
 # --------------------------------------------------------------------------------------
 # Spatial windows (conv, pool): kernel geometry, auto_pad, 1-D as 2-D

@@ -1,6 +1,6 @@
 """Converters of ONNX ops that tx8c evaluates at compile time.
 
-Constant, Shape, Size, Range, ConstantOfShape, NonZero, CumSum, EyeLike produce values
+Constant, Shape, Size, Range, ConstantOfShape, NonZero, EyeLike produce values
 known at compile time (from attributes, constants and static shapes); they never reach the
 IR. Trilu of a run-time tensor becomes a Where with a compile-time mask.
 """
@@ -84,20 +84,6 @@ def convert_constant_of_shape(ctx: NodeContext) -> Value:
 @converter("NonZero")
 def convert_nonzero(ctx: NodeContext) -> Value:
     return ctx.constant(np.array(np.nonzero(ctx.const(0)), dtype=np.int64))
-
-
-@converter("CumSum")
-def convert_cumsum(ctx: NodeContext) -> Value:
-    x = np.asarray(ctx.const(0))
-    axis = int(np.asarray(ctx.const(1)))
-    if ctx.attr("reverse", 0):
-        x = np.flip(x, axis)
-    out = np.cumsum(x, axis=axis, dtype=x.dtype)
-    if ctx.attr("exclusive", 0):
-        out = out - x
-    if ctx.attr("reverse", 0):
-        out = np.flip(out, axis)
-    return ctx.constant(out)
 
 
 @converter("EyeLike")

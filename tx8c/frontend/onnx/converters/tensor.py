@@ -15,8 +15,8 @@ from tx8c.dialect.ops.movement import (
     TileOp,
     TransposeOp,
 )
+from tx8c.frontend.onnx.compose import reshape
 from tx8c.frontend.onnx.context import NodeContext, Value
-from tx8c.frontend.onnx.converters.nn import reshape
 from tx8c.frontend.onnx.registry import converter
 
 
@@ -233,9 +233,17 @@ def convert_depth_to_space(ctx: NodeContext) -> Value:
 
 @converter("SpaceToDepth")
 def convert_space_to_depth(ctx: NodeContext) -> Value:
+    """DCR (the default): channel = (bh * b + bw) * C + c; CRD (opset 28): channel =
+    c * b * b + bh * b + bw."""
     x = ctx.input(0)
     b = ctx.attr("blocksize")
     n, c, h, w = x.shape
+    if h % b or w % b:
+        raise ctx.error(f"blocksize {b} must divide H and W, got {h} x {w}")
     y = reshape(ctx, x, [n, c, h // b, b, w // b, b])
-    y = ctx.emit(TransposeOp, [y], perm=[0, 3, 5, 1, 2, 4])
+    mode = ctx.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise ctx.error(f"mode must be DCR or CRD, got '{mode}'")
+    perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    y = ctx.emit(TransposeOp, [y], perm=perm)
     return reshape(ctx, y, [n, c * b * b, h // b, w // b])
