@@ -8,8 +8,9 @@ argument/result attribute); the function holds only tensor compute: shape sub-gr
 folded, Identity and Dropout are gone, each initializer used at run time is one
 `tx8be.Constant`. Nothing is written anywhere.
 
-Any model tx8c cannot take is rejected before building with one message: every
-unsupported op type, with counts and a few node names each.
+Any model tx8c cannot take is rejected before building with one message (`prepare`):
+every unsupported op type, with counts and a few node names each
+(`registry.check_supported`).
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ from tx8c.frontend.onnx.loader import (
 from tx8c.frontend.onnx.registry import load_converters
 from tx8c.frontend.onnx.types import element_type_of
 
-MAX_NAMES_LISTED = 3
-
 
 @dataclass
 class ImportResult:
@@ -63,7 +62,6 @@ def import_onnx(
     model, opset = prepare(source, input_shapes)
     graph = model.graph
     converters = load_converters()
-    check_supported(graph, converters)
 
     inputs = graph_inputs(model)
     block = Block(arg_types=[_input_type(i) for i in inputs])
@@ -126,29 +124,6 @@ def _convert(convert, ctx: NodeContext) -> list[Value]:
             "bug or an unsupported use of the op; please report it with the model."
         ) from e
     return outs if isinstance(outs, list) else [outs]
-
-
-def check_supported(graph: onnx.GraphProto, converters: Mapping) -> None:
-    """One error listing every unsupported op type with counts and node names."""
-    unsupported: dict[str, list[str]] = {}
-    for index, node in enumerate(graph.node):
-        key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
-        if node.domain not in ("", "ai.onnx") or node.op_type not in converters:
-            unsupported.setdefault(key, []).append(node.name or f"{node.op_type}_{index}")
-    if not unsupported:
-        return
-    parts = []
-    for op_type, names in sorted(unsupported.items()):
-        shown = ", ".join(f"'{n}'" for n in names[:MAX_NAMES_LISTED])
-        extra = len(names) - MAX_NAMES_LISTED
-        more = f", and {extra} more" if extra > 0 else ""
-        plural = "s" if len(names) > 1 else ""
-        parts.append(f"{op_type} ({len(names)} node{plural}: {shown}{more})")
-    raise OnnxImportError(
-        f"the model uses {len(unsupported)} op type(s) tx8c does not support: "
-        f"{'; '.join(parts)}. Replace them in the exporter (or decompose them into supported "
-        "ops), or open an issue asking for them."
-    )
 
 
 def _input_type(info: onnx.ValueInfoProto):

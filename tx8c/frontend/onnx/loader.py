@@ -5,8 +5,11 @@ an `OnnxImportError`, one paragraph that says what to do, before any IR is built
 
 - the file: missing, a directory, truncated or not ONNX; external data files are read
   relative to the model's directory (where exporters put them), a missing one named;
-- the opset: 7 to 28 (older models are first brought to opset 11 with ONNX's version
-  converter when it can; otherwise the converters read the old forms themselves);
+- the opset: 7 to 26. Every opset is read natively: the converters read the forms an op
+  had at the model's opset (attribute axes, Clip's bounds, Slice's and Pad's attributes,
+  TopK's k, Upsample and Resize-10's asymmetric coordinates). ONNX's version converter is
+  not used: converting Upsample to Resize it drops the asymmetric coordinates, which
+  changes the model's results;
 - the graph: ONNX's checker (attribute types, required attributes, one producer per
   tensor, ...) and ONNX's strict shape inference (axes in range, operand shapes and types
   that fit the op), run on a copy without the weights' bytes so that a large model is not
@@ -31,13 +34,11 @@ from google.protobuf.message import DecodeError
 from tx8c.errors import Tx8Error
 
 MIN_OPSET = 7
-MAX_OPSET = 28
-"""The newest opset of the pinned onnx package. Opsets 24..28 changed few ops beyond new
-element types (which the importer rejects where they are used); the converters of the
-ops they changed read the new forms (CumProd, Mod on floats, SpaceToDepth's CRD mode) or
-refuse what they do not support (Attention's windows)."""
-CONVERT_BELOW = 11
-"""Models of an older opset are converted to this one first (when ONNX can)."""
+MAX_OPSET = 26
+"""The newest released opset (the pinned onnx package also defines 27 and 28, still under
+development, which onnxruntime does not guarantee). Opsets 24..26 changed few ops beyond
+new element types (which the importer rejects where they are used): they added CumProd,
+and Attention's sliding windows, which its converter refuses."""
 LARGE_TENSOR_BYTES = 4096
 """Initializers larger than this are left out of the validation copy (they are weights,
 never the shape tensors ONNX's shape inference reads)."""
@@ -126,18 +127,6 @@ def check_opset(model: onnx.ModelProto) -> int:
             "re-export it with a supported opset."
         )
     return version
-
-
-def upgrade_old_opset(model: onnx.ModelProto, version: int) -> tuple[onnx.ModelProto, int]:
-    """Models below opset CONVERT_BELOW converted to it with ONNX's version converter;
-    unchanged when the converter cannot (the converters then read the old forms)."""
-    if version >= CONVERT_BELOW:
-        return model, version
-    try:
-        converted = onnx.version_converter.convert_version(model, CONVERT_BELOW)
-    except Exception:  # no adapter for some op: import the old opset natively
-        return model, version
-    return converted, CONVERT_BELOW
 
 
 def parse_input_shapes(spec: str | None) -> dict[str, list[int]]:
@@ -264,24 +253,42 @@ def name_nodes(model: onnx.ModelProto) -> None:
 
 
 def check_model(model: onnx.ModelProto) -> None:
-    """ONNX's checker and strict shape inference (module docstring), then tx8c's own
-    checks; one OnnxImportError naming the node or tensor."""
+    """tx8c's own checks, then ONNX's checker and strict shape inference (module
+    docstring); one OnnxImportError naming the node or tensor. A deprecated op version
+    (GroupNormalization-18) is not an error: onnxruntime still runs it."""
     check_graph(model)
     light = validation_copy(model)
     try:
         onnx.checker.check_model(_with_shape_fields(light))
     except onnx.checker.ValidationError as e:
-        raise OnnxImportError(
-            f"the model is not valid ONNX: {_checker_text(e)}. Fix the exporter or the "
-            "model; onnx.checker.check_model reports the same."
-        ) from None
+        if "is deprecated" not in str(e):
+            raise OnnxImportError(
+                f"the model is not valid ONNX: {_checker_text(e)}. Fix the exporter or the "
+                "model; onnx.checker.check_model reports the same."
+            ) from None
     try:
         onnx.shape_inference.infer_shapes(light, check_type=True, strict_mode=True)
     except onnx.shape_inference.InferenceError as e:
+        if _inferred_through_function_body(str(e), model):
+            return
         raise OnnxImportError(
             f"the model is not valid ONNX: {_checker_text(e)}. ONNX's shape inference "
             "rejects it (onnx.shape_inference.infer_shapes(model, strict_mode=True))."
         ) from None
+
+
+def _inferred_through_function_body(message: str, model: onnx.ModelProto) -> bool:
+    """The failing node's op has no inference function of its own: ONNX inferred it
+    through the op's function body, where its inference has bugs (MeanVarianceNormalization
+    at opset 22 fails on a Constant inside). Such an error says nothing about the model."""
+    m = re.search(r"\(op_type:([A-Za-z0-9_]+)", message)
+    if m is None:
+        return False
+    try:
+        schema = onnx.defs.get_schema(m.group(1), default_opset(model))
+    except onnx.defs.SchemaError:
+        return False
+    return not schema.has_type_and_shape_inference_function
 
 
 def _with_shape_fields(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -429,11 +436,13 @@ def tensor_array(tensor: onnx.TensorProto, what: str):
 def prepare(
     source: str | Path | onnx.ModelProto, input_shapes: Mapping[str, list[int]] | None
 ) -> tuple[onnx.ModelProto, int]:
-    """Load, check the opset (converting old ones), validate, fix input shapes."""
+    """Load, check the opset, list unsupported ops, validate, fix input shapes."""
+    from tx8c.frontend.onnx.registry import check_supported
+
     model = load_model(source)
     version = check_opset(model)
-    model, version = upgrade_old_opset(model, version)
     name_nodes(model)
+    check_supported(model.graph)
     check_model(model)
     fix_input_shapes(model, input_shapes or {})
     return model, version

@@ -9,6 +9,8 @@ from tx8c.frontend.onnx.converters import (  # noqa: F401
     indexing,
     math,
     nn,
+    norm,
+    pool,
     shape,
     tensor,
 )

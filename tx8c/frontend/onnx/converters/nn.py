@@ -21,7 +21,7 @@ from tx8c.frontend.onnx.registry import converter
 # --------------------------------------------------------------------------------------
 
 
-def _spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2)) -> int:
+def spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2)) -> int:
     rank = x.rank - 2
     if rank not in supported:
         dims = " and ".join(f"{d}-D" for d in supported)
@@ -32,7 +32,7 @@ def _spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2
     return rank
 
 
-def _window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
+def window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
     """ONNX pads [begins..., ends...] after resolving auto_pad."""
     n = len(in_dims)
     auto_pad = ctx.attr("auto_pad", "NOTSET")
@@ -52,12 +52,12 @@ def _window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
     return begins + ends
 
 
-def _as_2d(values: list[int], fill: int) -> list[int]:
+def as_2d(values: list[int], fill: int) -> list[int]:
     """1-D window parameters as 2-D ones with H = 1."""
     return [fill, *values]
 
 
-def _pads_as_2d(pads: list[int]) -> list[int]:
+def pads_as_2d(pads: list[int]) -> list[int]:
     """ONNX 1-D pads [b, e] -> [top, left, bottom, right] = [0, b, 0, e]."""
     return [0, pads[0], 0, pads[1]]
 
@@ -65,17 +65,17 @@ def _pads_as_2d(pads: list[int]) -> list[int]:
 @converter("Conv")
 def convert_conv(ctx: NodeContext) -> Value:
     x, w = ctx.input(0), ctx.input(1)
-    rank = _spatial_rank(ctx, x)
+    rank = spatial_rank(ctx, x)
     kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
     strides = list(ctx.attr("strides", [1] * rank))
     dilations = list(ctx.attr("dilations", [1] * rank))
-    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    pads = window_pads(ctx, x.shape[2:], kernel, strides, dilations)
     operands = [x, w] + ([ctx.input(2)] if ctx.has_input(2) else [])
     if rank == 1:  # a 1-D conv is a 2-D conv with H = 1
         n, c, length = x.shape
         operands[0] = reshape(ctx, x, [n, c, 1, length])
         operands[1] = reshape(ctx, w, [w.shape[0], w.shape[1], 1, w.shape[2]])
-        strides, dilations, pads = _as_2d(strides, 1), _as_2d(dilations, 1), _pads_as_2d(pads)
+        strides, dilations, pads = as_2d(strides, 1), as_2d(dilations, 1), pads_as_2d(pads)
     y = ctx.emit(
         ConvOp, operands, strides=strides, pads=pads, dilations=dilations,
         groups=ctx.attr("group", 1),
@@ -90,17 +90,17 @@ def convert_pool(ctx: NodeContext) -> Value:
     if ctx.num_outputs > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output of MaxPool is not supported")
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x, (1, 2, 3))
+    rank = spatial_rank(ctx, x, (1, 2, 3))
     kernel = list(ctx.attr("kernel_shape"))
     strides = list(ctx.attr("strides", [1] * rank))
     dilations = list(ctx.attr("dilations", [1] * rank))
-    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    pads = window_pads(ctx, x.shape[2:], kernel, strides, dilations)
     if ctx.attr("storage_order", 0) != 0:
         raise ctx.error("storage_order = 1 (column major) is not supported")
     if rank == 1:
         x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
-        kernel, strides = _as_2d(kernel, 1), _as_2d(strides, 1)
-        dilations, pads = _as_2d(dilations, 1), _pads_as_2d(pads)
+        kernel, strides = as_2d(kernel, 1), as_2d(strides, 1)
+        dilations, pads = as_2d(dilations, 1), pads_as_2d(pads)
     attrs = dict(
         mode="max" if ctx.op_type == "MaxPool" else "avg", kernel=kernel, strides=strides,
         pads=pads, dilations=dilations, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
@@ -116,7 +116,7 @@ def convert_pool(ctx: NodeContext) -> Value:
 @converter("GlobalAveragePool", "GlobalMaxPool")
 def convert_global_pool(ctx: NodeContext) -> Value:
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x, (1, 2, 3))
+    rank = spatial_rank(ctx, x, (1, 2, 3))
     if rank == 1:
         x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
     mode = "avg" if ctx.op_type == "GlobalAveragePool" else "max"
@@ -271,6 +271,8 @@ _RESIZE_COORDINATE_MODES = (
 @converter("Resize")
 def convert_resize(ctx: NodeContext) -> Value:
     x = ctx.input(0)
+    if ctx.opset < 11:  # Resize-10: (X, scales), asymmetric coordinates
+        return scale_asymmetric(ctx, x, ctx.const(1))
     mode = ctx.attr("mode", "nearest")
     if mode not in _RESIZE_MODES:
         raise ctx.error(f"mode '{mode}' is not an ONNX Resize mode (nearest, linear, cubic)")
@@ -299,6 +301,32 @@ def convert_resize(ctx: NodeContext) -> Value:
         ResizeOp, [x], mode=_RESIZE_MODES[mode], sizes=sizes,
         coordinate_transformation_mode=coord, scales=scales, **attrs,
     )
+
+
+def scale_asymmetric(ctx: NodeContext, x: Value, scales) -> Value:
+    """Upsample (opsets 7-9) and Resize-10: output dims floor(dim * scale), source
+    coordinate out / scale, nearest rounding as onnxruntime's: down when enlarging, up
+    when shrinking."""
+    mode = ctx.attr("mode", "nearest")
+    scales = [float(v) for v in np.asarray(scales).reshape(-1)]
+    if len(scales) != x.rank or any(v <= 0 for v in scales):
+        raise ctx.error(f"scales {scales} must hold one positive value per input dim "
+                        f"({x.rank})")
+    sizes = [int(math.floor(d * v)) for d, v in zip(x.shape, scales, strict=True)]
+    if mode == "nearest":
+        if any(v < 1 for v in scales) and any(v > 1 for v in scales):
+            raise ctx.error(f"scales {scales} both enlarge and shrink; tx8c supports one "
+                            "direction per nearest Resize before opset 11")
+        rounding = "ceil" if any(v < 1 for v in scales) else "floor"
+        return ctx.emit(ResizeOp, [x], mode="nearest", sizes=sizes, scales=scales,
+                        coordinate_transformation_mode="asymmetric", nearest_mode=rounding)
+    if mode not in ("linear", "bilinear"):
+        raise ctx.error(f"mode must be nearest or linear, got '{mode}'")
+    if x.rank != 4 or scales[:2] != [1.0, 1.0]:
+        raise ctx.error(f"linear {ctx.op_type} is supported on rank-4 inputs scaling the last "
+                        f"two dims; got {list(x.shape)} with scales {scales}")
+    return ctx.emit(ResizeOp, [x], mode="bilinear", sizes=sizes, scales=scales,
+                    coordinate_transformation_mode="asymmetric")
 
 
 def _resize_roi(ctx: NodeContext, x: Value) -> list[float]:
