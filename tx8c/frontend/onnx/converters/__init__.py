@@ -13,6 +13,7 @@ from tx8c.frontend.onnx.converters import (  # noqa: F401
     nn,
     norm,
     pool,
+    recurrent,
     shape,
     tensor,
 )
