@@ -5,6 +5,7 @@ Importing this package registers every converter in `registry.CONVERTERS`.
 
 from tx8c.frontend.onnx.converters import (  # noqa: F401
     activations,
+    attention,
     conv,
     einsum,
     elementwise,
