@@ -14,6 +14,7 @@ FAMILIES = (
     "movement",
     "indexing",
     "sort",
+    "quant",
     "backend",
 )
 

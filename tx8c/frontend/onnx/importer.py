@@ -37,7 +37,7 @@ from tx8c.frontend.onnx.loader import (
     tensor_array,
 )
 from tx8c.frontend.onnx.registry import load_converters
-from tx8c.frontend.onnx.types import element_type_of
+from tx8c.frontend.onnx.types import RUNTIME, element_type_of
 
 
 @dataclass
@@ -90,6 +90,7 @@ def import_onnx(
     for out in graph.output:
         if out.name not in values:
             raise OnnxImportError(f"graph output '{out.name}' is not produced by any node.")
+        _check_output_type(out)
         results.append(builder.ssa(values[out.name]))
     block.add_op(func.ReturnOp(*results))
 
@@ -136,6 +137,19 @@ def _input_type(info: onnx.ValueInfoProto):
             f"input '{info.name}' has element type {onnx.TensorProto.DataType.Name(tt.elem_type)}"
             f", which tx8c does not support ({e})."
         ) from None
+
+
+def _check_output_type(info: onnx.ValueInfoProto) -> None:
+    """A declared output type must be one tx8c returns (uint8, for one, is carried in
+    int32 inside the model and cannot be returned as uint8)."""
+    elem = info.type.tensor_type.elem_type
+    if elem and elem not in RUNTIME:
+        raise OnnxDtypeError(
+            f"graph output '{info.name}' has element type "
+            f"{onnx.TensorProto.DataType.Name(elem)}, which tx8c does not return (supported: "
+            "float, float16, bfloat16, int8, int32, int64, bool). Dequantize or cast it in "
+            "the model."
+        )
 
 
 def _names_attr(names: list[str]) -> ArrayAttr:

@@ -14,6 +14,7 @@ from tx8c.frontend.onnx.converters import (  # noqa: F401
     nn,
     norm,
     pool,
+    quant,
     recurrent,
     shape,
     tensor,
