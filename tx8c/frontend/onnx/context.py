@@ -19,7 +19,7 @@ Folding never blows up: an op on constants whose results would hold more than
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,12 +155,14 @@ class NodeContext:
     """One ONNX node being converted: its attributes, inputs, and how to emit ops."""
 
     def __init__(self, node: onnx.NodeProto, name: str, opset: int,
-                 inputs: list[Value | None], builder: GraphBuilder):
+                 inputs: list[Value | None], builder: GraphBuilder,
+                 convert_subgraph: Callable[[onnx.GraphProto], list[Value]] | None = None):
         self.node = node
         self.name = name
         self.opset = opset
         self.inputs = inputs
         self.builder = builder
+        self._convert_subgraph = convert_subgraph
         self._attrs = {a.name: a for a in node.attribute}
 
     # -- description -------------------------------------------------------------------
@@ -228,6 +230,13 @@ class NodeContext:
             return self.builder.emit(op_cls, inputs, **attrs)
         except (Tx8Error, VerifyException) as e:
             raise self.error(str(e)) from None
+
+    def convert_subgraph(self, graph: onnx.GraphProto) -> list[Value]:
+        """Convert a subgraph of this node (If's branch) in the enclosing scope; its
+        output values."""
+        if self._convert_subgraph is None:
+            raise self.error("subgraphs cannot be converted here")
+        return self._convert_subgraph(graph)
 
     def constant(self, array: np.ndarray | Any) -> Value:
         return Value.of_const(np.asarray(array))

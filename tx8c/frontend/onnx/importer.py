@@ -61,7 +61,6 @@ def import_onnx(
     start = time.perf_counter()
     model, opset = prepare(source, input_shapes)
     graph = model.graph
-    converters = load_converters()
 
     inputs = graph_inputs(model)
     block = Block(arg_types=[_input_type(i) for i in inputs])
@@ -72,19 +71,7 @@ def import_onnx(
     for init in graph.initializer:
         values[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
 
-    for index, node in enumerate(graph.node):
-        name = node.name or f"{node.op_type}_{index}"
-        missing = [i for i in node.input if i not in values]
-        if missing:
-            raise OnnxImportError(
-                f"node '{name}' ({node.op_type}) reads {missing}, which no earlier node or "
-                "input produces; the graph is not in topological order or is incomplete."
-            )
-        ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder)
-        outs = _convert(converters[node.op_type], ctx)
-        for out_name, value in zip(node.output, outs, strict=False):
-            if out_name:
-                values[out_name] = value
+    convert_nodes(graph, values, builder, opset)
 
     results = []
     for out in graph.output:
@@ -111,6 +98,45 @@ def import_onnx(
         seconds=time.perf_counter() - start,
         constants=builder.constants_made,
     )
+
+
+def convert_nodes(graph: onnx.GraphProto, values: dict[str, Value], builder: GraphBuilder,
+                  opset: int) -> None:
+    """Convert the graph's nodes in order; `values` gains every output they produce.
+
+    A node may hold subgraphs (If's branches): `NodeContext.convert_subgraph` converts
+    one in a scope of its own that sees the outer values.
+    """
+    converters = load_converters()
+
+    def convert_subgraph(subgraph: onnx.GraphProto) -> list[Value]:
+        from tx8c.frontend.onnx.registry import check_supported
+
+        check_supported(subgraph)
+        scope = dict(values)
+        for init in subgraph.initializer:
+            scope[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
+        convert_nodes(subgraph, scope, builder, opset)
+        missing = [o.name for o in subgraph.output if o.name not in scope]
+        if missing:
+            raise OnnxImportError(f"subgraph '{subgraph.name}' outputs {missing}, which none "
+                                  "of its nodes produces.")
+        return [scope[o.name] for o in subgraph.output]
+
+    for index, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{index}"
+        missing = [i for i in node.input if i not in values]
+        if missing:
+            raise OnnxImportError(
+                f"node '{name}' ({node.op_type}) reads {missing}, which no earlier node or "
+                "input produces; the graph is not in topological order or is incomplete."
+            )
+        ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder,
+                          convert_subgraph)
+        outs = _convert(converters[node.op_type], ctx)
+        for out_name, value in zip(node.output, outs, strict=False):
+            if out_name:
+                values[out_name] = value
 
 
 def _convert(convert, ctx: NodeContext) -> list[Value]:

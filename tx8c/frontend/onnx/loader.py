@@ -325,9 +325,11 @@ def check_graph(model: onnx.ModelProto) -> None:
         for info in infos:
             what = info.type.WhichOneof("value")
             if what is not None and what != "tensor_type":
+                kind_of = what.replace("_type", "")
+                article = "an" if kind_of[0] in "aeiou" else "a"
                 raise OnnxImportError(
-                    f"graph {kind} '{info.name}' is a {what.replace('_type', '')}, not a "
-                    "tensor; tx8c compiles graphs of tensors."
+                    f"graph {kind} '{info.name}' is {article} {kind_of}, not a tensor; tx8c "
+                    "compiles graphs of tensors."
                 )
     _check_range_deltas(graph)
     inputs = {i.name: i for i in graph.input}

@@ -2,7 +2,8 @@
 
 Constant, Shape, Size, Range, ConstantOfShape, NonZero, EyeLike produce values
 known at compile time (from attributes, constants and static shapes); they never reach the
-IR. Trilu of a run-time tensor becomes a Where with a compile-time mask.
+IR. Trilu of a run-time tensor becomes a Where with a compile-time mask. If with a
+compile-time condition is its chosen branch, inlined.
 """
 
 from __future__ import annotations
@@ -111,3 +112,18 @@ def convert_trilu(ctx: NodeContext) -> Value:
         return ctx.constant(np.where(mask, x.const, np.zeros((), x.dtype)))
     zero = ctx.constant(np.zeros((), x.dtype))
     return ctx.emit(ew.WhereOp, [ctx.constant(mask), x, zero])
+
+
+@converter("If")
+def convert_if(ctx: NodeContext) -> list[Value]:
+    """The branch the compile-time condition picks, inlined (tx8c compiles static
+    graphs: a condition known only at run time is refused)."""
+    condition = np.asarray(ctx.const(0))
+    if condition.size != 1:
+        raise ctx.error(f"the condition must hold one value, got shape {list(condition.shape)}")
+    branch = ctx.attr("then_branch" if bool(condition.reshape(-1)[0]) else "else_branch")
+    outputs = ctx.convert_subgraph(branch)
+    if len(outputs) != ctx.num_outputs:
+        raise ctx.error(f"the chosen branch has {len(outputs)} outputs, the node "
+                        f"{ctx.num_outputs}")
+    return outputs
