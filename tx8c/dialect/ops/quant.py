@@ -138,6 +138,11 @@ class ConvIntegerOp(_IntegerNeOp):
     def initial_layout_str(self) -> str:
         return join_layout_str(("NCHW", "OIHW", "NCHW"))
 
+    def permute_attributes(self, perm):
+        """NCHW / OIHW only: ConvInteger has no NHWC form yet (module docstring), so it
+        never runs permuted."""
+        return None
+
     def compute(self, x: np.ndarray, weight: np.ndarray) -> list[np.ndarray]:
         out = conv2d_nhwc(
             x.astype(np.int64).transpose(0, 2, 3, 1), weight.astype(np.int64),
