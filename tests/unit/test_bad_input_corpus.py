@@ -415,11 +415,11 @@ compile_case("short-constant-node", _short_constant_node, "Name: k", "8 bytes")
 compile_case("maxpool-indices", lambda: one_node(
     "MaxPool", attrs={"kernel_shape": [2, 2]}, outputs=("y", "idx"),
     out_elems=[TensorProto.FLOAT, TensorProto.INT64]), "Indices")
-compile_case("batchnorm-training", lambda: model(
-    [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
-                      training_mode=1, name="bn")],
-    [vi("x", [1, 3, 4, 4])], [vi("y", None), vi("rm", None), vi("rv", None)],
-    [init(n, np.ones(3)) for n in "sbmv"]), "bn", "training_mode")
+compile_case("batchnorm-spatial-0", lambda: model(
+    [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=0,
+                      name="bn")],
+    [vi("x", [1, 3, 4, 4])], [vi("y", None)],
+    [init(n, np.ones((3, 4, 4))) for n in "sbmv"], opset=8), "bn", "spatial")
 compile_case("sequence-input", lambda: model(
     [helper.make_node("Identity", ["s"], ["y"])],
     [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])],
@@ -428,6 +428,66 @@ compile_case("sequence-op", lambda: model(
     [helper.make_node("SequenceLength", ["s"], ["y"])],
     [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])],
     [vi("y", [], TensorProto.INT64)]), "SequenceLength")
+
+
+# -- ops whose converters check what ONNX does not -------------------------------------------
+compile_case("einsum-diagonal", lambda: one_node(
+    "Einsum", attrs={"equation": "ii->i"}, x_shape=(3, 3)), "n0", "repeats a letter")
+compile_case("if-run-time-condition", lambda: model(
+    [helper.make_node("If", ["c"], ["y"], name="branch",
+                      then_branch=helper.make_graph([helper.make_node("Relu", ["x"], ["t"])],
+                                                    "then", [], [vi("t", [2])]),
+                      else_branch=helper.make_graph([helper.make_node("Neg", ["x"], ["e"])],
+                                                    "else", [], [vi("e", [2])]))],
+    [vi("x", [2]), vi("c", [], TensorProto.BOOL)], [vi("y", [2])]), "branch",
+    "compile time")
+compile_case("loop", lambda: model(
+    [helper.make_node("Loop", ["n", "c"], ["y"], name="loop", body=helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"])], "body",
+        [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL)],
+        [vi("cond_out", [], TensorProto.BOOL)]))],
+    [vi("x", [2])], [vi("y", None, TensorProto.BOOL)],
+    [init("n", 3, np.int64), init("c", True, np.bool_)]), "Loop", "'loop'")
+compile_case("uint8-graph-output", lambda: model(
+    [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="q")],
+    [vi("x", [4])], [vi("y", [4], TensorProto.UINT8)],
+    [init("s", 0.1), init("z", 3, np.uint8)]), "'y'", "UINT8")
+compile_case("quantize-to-float8", lambda: model(
+    [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], name="q",
+                      output_dtype=TensorProto.FLOAT8E4M3FN),
+     helper.make_node("DequantizeLinear", ["q", "s"], ["y"])],
+    [vi("x", [4])], [vi("y", [4])], [init("s", 0.1)], opset=21), "q", "not supported")
+compile_case("one-hot-depth-0", lambda: one_node(
+    "OneHot", ("x", "d", "v"), x_shape=(3,), elem=TensorProto.INT64,
+    inits=[init("d", 0, np.int64), init("v", [0, 1])], out_elems=[TensorProto.FLOAT]),
+    "n0", "depth")
+compile_case("reverse-sequence-too-long", lambda: one_node(
+    "ReverseSequence", ("x", "l"), x_shape=(4, 2, 3), inits=[init("l", [5, 2], np.int64)]),
+    "n0", "sequence_lens")
+compile_case("conv-transpose-3d", lambda: one_node(
+    "ConvTranspose", ("x", "w"), x_shape=(1, 2, 3, 3, 3),
+    inits=[init("w", np.ones((2, 2, 2, 2, 2)))]), "n0", "3-D ConvTranspose")
+compile_case("recurrent-unknown-activation", lambda: one_node(
+    "RNN", ("x", "w", "r"), x_shape=(3, 1, 2), attrs={"hidden_size": 4,
+                                                      "activations": ["Swish"]},
+    inits=[init("w", np.ones((1, 4, 2))), init("r", np.ones((1, 4, 4)))]),
+    "n0", "Swish")
+compile_case("lp-normalization-p-3", lambda: one_node(
+    "LpNormalization", attrs={"p": 3}, x_shape=(2, 3)), "n0", "p must be 1 or 2")
+compile_case("compress-run-time-condition", lambda: one_node(
+    "Compress", ("x", "c"), x_shape=(4,), extra_inputs=[vi("c", [4], TensorProto.BOOL)]),
+    "n0", "compile time")
+compile_case("topk-run-time-k", lambda: one_node(
+    "TopK", ("x", "k"), x_shape=(2, 5), outputs=("v", "i"),
+    extra_inputs=[vi("k", [1], TensorProto.INT64)],
+    out_elems=[TensorProto.FLOAT, TensorProto.INT64]), "n0", "compile time")
+compile_case("attention-3d-without-heads", lambda: model(
+    [helper.make_node("Attention", ["q", "k", "v"], ["y"], name="att")],
+    [vi("q", [1, 4, 8]), vi("k", [1, 4, 8]), vi("v", [1, 4, 8])], [vi("y", None)],
+    opset=23), "att", "heads")
+compile_case("group-norm-bad-groups", lambda: one_node(
+    "GroupNormalization", ("x", "s", "b"), attrs={"num_groups": 4},
+    inits=[init("s", np.ones(3)), init("b", np.zeros(3))], opset=21), "n0")
 
 
 def _external_data(d: Path, keep_data: bool) -> None:

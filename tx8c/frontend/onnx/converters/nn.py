@@ -161,13 +161,39 @@ def convert_matmul(ctx: NodeContext) -> Value:
 
 
 @converter("BatchNormalization")
-def convert_batch_norm(ctx: NodeContext) -> Value:
-    if ctx.attr("training_mode", 0):
-        raise ctx.error("training_mode = 1 is not supported; export the model in eval mode")
-    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
-        raise ctx.error("the running mean/var outputs (training) are not supported")
+def convert_batch_norm(ctx: NodeContext) -> Value | list[Value]:
+    if ctx.opset < 9 and ctx.attr("spatial", 1) == 0:
+        raise ctx.error("spatial = 0 (statistics per element, opsets 7-8) is not supported")
     inputs = [ctx.input(i) for i in range(5)]
-    return ctx.emit(BatchNormInferenceOp, inputs, epsilon=ctx.attr("epsilon", 1e-5), axis=1)
+    epsilon = ctx.attr("epsilon", 1e-5)
+    if ctx.attr("training_mode", 0):
+        return _batch_norm_training(ctx, inputs, epsilon)
+    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
+        raise ctx.error("the running mean/var outputs need training_mode = 1")
+    return ctx.emit(BatchNormInferenceOp, inputs, epsilon=epsilon, axis=1)
+
+
+def _batch_norm_training(ctx: NodeContext, inputs: list[Value], epsilon: float) -> list[Value]:
+    """training_mode = 1 is deterministic: normalise with the batch's own statistics
+    (mean and biased variance over every dim but 1) and blend them into the running
+    ones with `momentum`."""
+    x, scale, bias, mean, var = inputs
+    axes = [d for d in range(x.rank) if d != 1]
+    batch_mean = ctx.emit(ReduceOp, [x], mode="mean", axes=axes, keepdims=False)
+    centred = ctx.emit(ew.SubOp, [x, reshape(ctx, batch_mean, [x.shape[1]] + [1] * (x.rank - 2))])
+    batch_var = ctx.emit(ReduceOp, [ctx.emit(ew.MulOp, [centred, centred])], mode="mean",
+                         axes=axes, keepdims=False)
+    y = ctx.emit(BatchNormInferenceOp, [x, scale, bias, batch_mean, batch_var],
+                 epsilon=epsilon, axis=1)
+    momentum = ctx.attr("momentum", 0.9)
+
+    def blend(running: Value, current: Value) -> Value:
+        kept = ctx.emit(ew.MulOp, [running, ctx.constant(np.asarray(momentum, running.dtype))])
+        new = ctx.emit(ew.MulOp, [current, ctx.constant(np.asarray(1 - momentum,
+                                                                    current.dtype))])
+        return ctx.emit(ew.AddOp, [kept, new])
+
+    return [y, blend(mean, batch_mean), blend(var, batch_var)][:ctx.num_outputs]
 
 
 @converter("LayerNormalization")
