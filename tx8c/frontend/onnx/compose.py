@@ -113,6 +113,21 @@ def matmul(ctx: NodeContext, a: Value, b: Value, trans_a: bool = False,
     return ctx.emit(GemmOp, operands, trans_a=trans_a, trans_b=trans_b)
 
 
+def matmul_ranked(ctx: NodeContext, op_cls, a: Value, b: Value) -> Value:
+    """ONNX MatMul's rank rules around a batched matrix-product op (Gemm,
+    MatMulInteger): a rank-1 a is a row [1, K], a rank-1 b a column [K, 1], and the dim
+    each adds is dropped from the result."""
+    a2 = reshape(ctx, a, [1, a.shape[0]]) if a.rank == 1 else a
+    b2 = reshape(ctx, b, [b.shape[0], 1]) if b.rank == 1 else b
+    y = ctx.emit(op_cls, [a2, b2])
+    shape = list(y.shape)
+    if a.rank == 1:
+        del shape[-2]
+    if b.rank == 1:
+        del shape[-1]
+    return reshape(ctx, y, shape)
+
+
 def reduce(ctx: NodeContext, x: Value, mode: str, axes: Sequence[int],
            keepdims: bool = True) -> Value:
     return ctx.emit(ReduceOp, [x], mode=mode, axes=[int(a) for a in axes], keepdims=keepdims)

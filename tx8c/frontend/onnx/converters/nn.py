@@ -12,7 +12,7 @@ from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp, SoftmaxOp
 from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp
 from tx8c.dialect.ops.resize import ResizeOp
-from tx8c.frontend.onnx.compose import reshape
+from tx8c.frontend.onnx.compose import matmul_ranked, reshape
 from tx8c.frontend.onnx.context import NodeContext, Value
 from tx8c.frontend.onnx.registry import converter
 
@@ -143,16 +143,7 @@ def convert_gemm(ctx: NodeContext) -> Value:
 
 @converter("MatMul")
 def convert_matmul(ctx: NodeContext) -> Value:
-    a, b = ctx.input(0), ctx.input(1)
-    a2 = reshape(ctx, a, [1, a.shape[0]]) if a.rank == 1 else a
-    b2 = reshape(ctx, b, [b.shape[0], 1]) if b.rank == 1 else b
-    y = ctx.emit(GemmOp, [a2, b2])
-    shape = list(y.shape)
-    if a.rank == 1:
-        del shape[-2]
-    if b.rank == 1:
-        del shape[-1]
-    return reshape(ctx, y, shape)
+    return matmul_ranked(ctx, GemmOp, ctx.input(0), ctx.input(1))
 
 
 # --------------------------------------------------------------------------------------

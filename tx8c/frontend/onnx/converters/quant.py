@@ -29,6 +29,7 @@ from tx8c.frontend.onnx.compose import (
     cast,
     div,
     like,
+    matmul_ranked,
     mul,
     reduce,
     reshape,
@@ -199,15 +200,7 @@ def _centred(ctx: NodeContext, v: Value, zp_index: int | None, per: int | None,
 
 def matmul_integer(ctx: NodeContext, a: Value, b: Value) -> Value:
     """Integer a @ b (MatMul's rank-1 rules) with an exact i32 result."""
-    a2 = reshape(ctx, a, [1, a.shape[0]]) if a.rank == 1 else a
-    b2 = reshape(ctx, b, [b.shape[0], 1]) if b.rank == 1 else b
-    y = ctx.emit(MatMulIntegerOp, [a2, b2])
-    shape = list(y.shape)
-    if a.rank == 1:
-        del shape[-2]
-    if b.rank == 1:
-        del shape[-1]
-    return reshape(ctx, y, shape)
+    return matmul_ranked(ctx, MatMulIntegerOp, a, b)
 
 
 @converter("MatMulInteger")
