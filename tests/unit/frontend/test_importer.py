@@ -159,3 +159,34 @@ def test_compile_time_input_required() -> None:
     expected = "node 'r' \\(Reshape\\): input #1 \\('shape'\\) must"
     with pytest.raises(OnnxImportError, match=expected):
         import_onnx(model)
+
+
+def test_window_shape_arithmetic_folds() -> None:
+    """The shape sub-graphs of shifted-window models (Shape -> Mod -> Sub -> Range ->
+    Equal -> Where on constants) fold at import: only the run-time Pad and Add remain."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "two"], ["h"], axis=0),
+        helper.make_node("Mod", ["h", "window"], ["rest"]),
+        helper.make_node("Sub", ["window", "rest"], ["short"]),
+        helper.make_node("Mod", ["short", "window"], ["pad"]),
+        helper.make_node("Unsqueeze", ["pad", "axis0"], ["pad_1d"]),
+        helper.make_node("Concat", ["zeros3", "pad_1d", "zeros3", "pad_1d"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["padded"]),
+        helper.make_node("Range", ["zero", "h", "one"], ["rows"]),
+        helper.make_node("Mod", ["rows", "window"], ["in_window"]),
+        helper.make_node("Equal", ["in_window", "zero"], ["first"]),
+        helper.make_node("Where", ["first", "one_f", "zero_f"], ["mask"]),
+        helper.make_node("ReduceSum", ["mask"], ["count"], keepdims=0),
+        helper.make_node("Add", ["padded", "count"], ["y"]),
+    ]
+    ints = {"two": 2, "window": 4, "zero": 0, "one": 1, "axis0": [0], "zeros3": [0, 0, 0]}
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in ints.items()]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), n)
+              for n, v in (("one_f", 1.0), ("zero_f", 0.0))]
+    model = _model(nodes, [_f32("x", [1, 2, 6, 6])], [_f32("y", None)], inits)
+    inputs = random_inputs(model)
+    expected = run_onnxruntime(model, inputs)
+    result = import_onnx(model)
+    assert sorted(set(op_names(result.module))) == ["Add", "Constant", "Pad"]
+    np.testing.assert_allclose(run_reference(result.module, inputs)[0], expected[0], rtol=1e-6)
