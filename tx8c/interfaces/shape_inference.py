@@ -44,6 +44,7 @@ from tx8c.dialect.layout import (
     split_layout_str,
     tensor_class_layout,
 )
+from tx8c.ir_utils import shape_of
 
 
 class ShapeInference:
@@ -106,10 +107,6 @@ class ShapeInference:
 # --------------------------------------------------------------------------------------
 # Helpers the op families state their rules with
 # --------------------------------------------------------------------------------------
-
-
-def shape_of(value) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
 
 
 def result_shape(op) -> tuple[int, ...]:

@@ -17,10 +17,12 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces.traits import ExecutesRegion, ReadsConstContainer
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -51,13 +53,19 @@ def input_names(function: func.FuncOp) -> list[str]:
     return names
 
 
-def evaluate(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run one op's compute and cast its results to the op's result types."""
+def require_tx8be(op: Operation) -> Tx8beOp:
+    """`op`, when it is a tx8be op; a Tx8ComputeError naming it otherwise."""
     if not isinstance(op, Tx8beOp):
         raise Tx8ComputeError(
             f"op '{op.name}' is not a tx8be op and has no compute; the reference "
             "executor runs tx8be ops only"
         )
+    return op
+
+
+def evaluate(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run one op's compute and cast its results to the op's result types."""
+    op = require_tx8be(op)
     # contiguous inputs: numpy's kernels (matmul, reductions) may sum in another order for
     # other strides, and both executors must get bit-identical results from one compute
     outputs = op.compute(*(np.asarray(x, order="C") for x in inputs))
@@ -127,12 +135,10 @@ class ReferenceExecutor:
         raise Tx8ComputeError("block has no terminator")
 
     def run_op(self, op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
-        region_runner = getattr(op, "run_region", None)
-        if region_runner is not None:
-            return region_runner(self, values)
-        const_loader = getattr(op, "load_const", None)
-        if const_loader is not None:
-            return [_as_result(op, 0, const_loader(self.constants))]
+        if op.has_trait(ExecutesRegion):  # Group
+            return op.run_region(self, values)
+        if op.has_trait(ReadsConstContainer):  # LoadConst
+            return [_as_result(op, 0, op.load_const(self.constants))]
         try:
             return evaluate(op, values)
         except Tx8ComputeError:
@@ -142,7 +148,8 @@ class ReferenceExecutor:
 
 
 def _is_terminator(op: Operation) -> bool:
-    return isinstance(op, func.ReturnOp) or op.name == "tx8be.Yield"
+    """func.return or tx8be.Yield: the block's results are the op's operands."""
+    return op.has_trait(IsTerminator)
 
 
 def _check_input(name: str, arg: SSAValue, value: np.ndarray) -> np.ndarray:

@@ -29,6 +29,13 @@ numbers are known):
 - `lsu_bytes_per_cycle` = 128 per tile. DDR transfers are further bounded by the chip's
   shared DDR bandwidth (`ddr_bandwidth_bytes_per_s`, 12.5 GB/s per tile when all 16 tiles
   stream at once); a cost model should take the smaller of the two.
+- `ct_special_cycles_per_pass` = 4: a transcendental, division or root pass of the CT
+  (CGRA) costs four simple passes (a polynomial or iteration of a few steps).
+- `dma_setup_cycles` = 64: fixed cost of one DMA descriptor (issue and first beat).
+- `kernel_issue_cycles` = 32: fixed cost of one CT/NE kernel call (the kernel core
+  writes its parameter registers, seed 003's TsmExecute).
+- `noc_bytes_per_cycle` = 64 per link and `noc_hop_cycles` = 4: the on-chip mesh NoC
+  (a 512-bit link per direction between neighbouring tiles).
 """
 
 from __future__ import annotations
@@ -57,6 +64,11 @@ _POSITIVE_INT_FIELDS = (
     "ne_blocks_per_cycle",
     "ct_bytes_per_cycle",
     "lsu_bytes_per_cycle",
+    "ct_special_cycles_per_pass",
+    "dma_setup_cycles",
+    "kernel_issue_cycles",
+    "noc_bytes_per_cycle",
+    "noc_hop_cycles",
     "batch_align_bytes",
     "channel_block_float",
     "channel_block_int8",
@@ -83,6 +95,9 @@ class TX8Config:
       product of 8 x 16 x 8 per step; `ne_blocks_per_cycle` (chosen default, 4).
     - `ct_bytes_per_cycle`: CT vector width (chosen default, 256 bytes per cycle).
     - `lsu_bytes_per_cycle`: LSU (DMA) width (chosen default, 128 bytes per cycle).
+    - `ct_special_cycles_per_pass`, `dma_setup_cycles`, `kernel_issue_cycles`,
+      `noc_bytes_per_cycle`, `noc_hop_cycles`: chosen defaults of the cost model (module
+      docstring).
     - `batch_align_bytes`: every batch of a Cx/NCx tensor starts on this boundary
       (2048 bits = 256 bytes). Must be a power of two.
     - `channel_block_float` / `channel_block_int8`: Cx/NCx channel block (64 / 128).
@@ -109,6 +124,11 @@ class TX8Config:
     ne_blocks_per_cycle: int = 4
     ct_bytes_per_cycle: int = 256
     lsu_bytes_per_cycle: int = 128
+    ct_special_cycles_per_pass: int = 4
+    dma_setup_cycles: int = 64
+    kernel_issue_cycles: int = 32
+    noc_bytes_per_cycle: int = 64
+    noc_hop_cycles: int = 4
     batch_align_bytes: int = 256
     channel_block_float: int = 64
     channel_block_int8: int = 128

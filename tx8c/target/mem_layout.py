@@ -36,9 +36,13 @@ a `batch_align_bytes` boundary):
 - Padding bytes (channel padding and the gap before the next batch) are zero when packing
   and ignored when unpacking.
 
-Sizes: `byte_size` is the end of the last batch's data (`batch_end(N - 1)`): there is no
-trailing alignment padding after the last batch. `batch_end(n)` is exclusive (one past the
-last byte of batch n's data, padding channels included).
+Sizes: `stored_bytes` is the end of the last batch's data (`batch_end(N - 1)`): there is
+no trailing alignment padding after the last batch. `batch_end(n)` is exclusive (one past
+the last byte of batch n's data, padding channels included). It is the size a tensor
+occupies in DDR or SPM, channel padding and batch alignment included, and the only size
+memory allocation may use; the compact size of a value's elements (its "logical bytes")
+is `tx8c.ir_utils.logical_bytes`. `byte_size` is the former name of `stored_bytes`, kept
+for the callers that still use it.
 
 Units: the API speaks bytes. The seed's worked example (fp16 2x1x2x131 in NCx: 131 =
 2*64 + 3, C0 = 3 padded to 4; batch 0 holds 2*2*64 + 2*4 = 264 elements = 528 bytes)
@@ -95,6 +99,7 @@ __all__ = [
     "pack",
     "resolve_dtype",
     "resolve_layout",
+    "stored_bytes",
     "unpack",
 ]
 
@@ -369,14 +374,20 @@ def layout_plan(
 # --------------------------------------------------------------------------------------
 
 
-def byte_size(
+def stored_bytes(
     shape: Sequence[int],
     dtype: Any,
     layout: LayoutMode | str,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> int:
-    """Bytes a tensor occupies: up to the end of its last batch's data (0 if empty)."""
+    """Bytes a tensor occupies in `layout`: up to the end of its last batch's data, channel
+    padding and batch alignment included (0 if empty). SPM and DDR allocation use this
+    size, never the compact one."""
     return layout_plan(shape, dtype, layout, config).total_bytes
+
+
+byte_size = stored_bytes
+"""The former name of `stored_bytes` (the tests and the layout passes still use it)."""
 
 
 def batch_start(
@@ -485,7 +496,7 @@ def pack(
     config: TX8Config = DEFAULT_CONFIG,
     dtype: Any = None,
 ) -> bytes:
-    """The bytes of `array` laid out in `layout` (`byte_size` of them; padding is zero).
+    """The bytes of `array` laid out in `layout` (`stored_bytes` of them; padding is zero).
 
     The element type is the array's; pass `dtype` to name it explicitly (for example
     "tf32" for a float32 array): it must have the array's storage dtype.
@@ -523,7 +534,7 @@ def unpack(
     layout: LayoutMode | str,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> np.ndarray:
-    """The array stored in `data` (at least `byte_size` bytes; later bytes are ignored).
+    """The array stored in `data` (at least `stored_bytes` bytes; later bytes are ignored).
 
     Returns a new array of `shape` with the storage dtype of `dtype` (float32 for tf32).
     """

@@ -13,6 +13,10 @@ None), a departure from seed 002 until the int8 backend path exists.
 
 Layout (seeds 001, 003): fixed by the op like Gemm's and Conv's: MatMulInteger lists the
 Tensor class of a, b and the result, ConvInteger "NCHW-OIHW-NCHW".
+
+Slicing: Gemm's and Conv's slicers (GemmSlicer, ConvSlicer): the result's dims, then the
+contraction (K, or the input channels) whose partial int32 sums add up (wrapping like the
+accumulator, so the pieces' sum is the whole's).
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import Tx8beOp, int_attr, ints_attr, tx8be_op
 from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape
-from tx8c.dialect.ops.conv_gemm import conv2d_nhwc
+from tx8c.dialect.ops.conv_gemm import ConvGeometry, ConvSlicer, GemmSlicer, conv2d_nhwc
 from tx8c.interfaces import Engine
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.interfaces.sharding import Combine, LoopDim, broadcast_axes, slicer_fields
 
 INTEGER_OPERANDS = frozenset({"i8", "i32"})
 
@@ -82,6 +87,16 @@ class MatMulIntegerOp(_IntegerNeOp):
         a, b = self.input_shapes()
         return join_layout_str(tensor_class_layout(s) for s in (a, b, self.result_shape()))
 
+    def slicer(self) -> GemmSlicer:
+        result = self.result_shape()
+        rank = len(result)
+        k_loop, m_loop, n_loop = rank, rank - 2, rank - 1
+        a, b = self.input_shapes()
+        axes = [(*broadcast_axes(a[:-2], result[:-2]), m_loop, k_loop),
+                (*broadcast_axes(b[:-2], result[:-2]), k_loop, n_loop)]
+        loops = (*(LoopDim(d) for d in result), LoopDim(a[-1], Combine.SUM))
+        return GemmSlicer(**slicer_fields(self, loops, axes), has_bias=False)
+
     def compute(self, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
         product = np.matmul(a.astype(np.int64), b.astype(np.int64))
         return [product.astype(np.int32)]  # wraps like an int32 accumulator
@@ -106,6 +121,10 @@ class ConvIntegerOp(_IntegerNeOp):
     groups = int_attr(1)
 
     def result_shape(self) -> tuple[int, ...]:
+        geo = self.geometry()
+        return (geo.n, geo.c_out, geo.oh, geo.ow)
+
+    def geometry(self) -> ConvGeometry:
         x, w = self.input_shapes()
         if len(x) != 4 or len(w) != 4:
             raise self.fail(f"input and weight must have rank 4, got {list(x)} and {list(w)}")
@@ -127,7 +146,8 @@ class ConvIntegerOp(_IntegerNeOp):
         if extent[0] > padded[0] or extent[1] > padded[1]:
             raise self.fail(f"kernel {kh}x{kw} does not fit in the padded input "
                             f"{padded[0]}x{padded[1]}")
-        return (n, c_out, (padded[0] - extent[0]) // sh + 1, (padded[1] - extent[1]) // sw + 1)
+        oh, ow = (padded[0] - extent[0]) // sh + 1, (padded[1] - extent[1]) // sw + 1
+        return ConvGeometry(n, c_in, h, width, c_out, kh, kw, oh, ow)
 
     def verify_op(self) -> None:
         self.result_shape()
@@ -143,13 +163,43 @@ class ConvIntegerOp(_IntegerNeOp):
         never runs permuted."""
         return None
 
+    def slicer(self) -> ConvSlicer:
+        geo, groups = self.geometry(), self.attr("groups")
+        loops = [LoopDim(geo.n),
+                 LoopDim(geo.c_out, granule=geo.c_out // groups if groups > 1 else 1),
+                 LoopDim(geo.oh), LoopDim(geo.ow)]
+        per_group = geo.c_in // groups
+        loops.append(LoopDim(per_group, Combine.SUM) if groups == 1
+                     else LoopDim.whole(per_group, Combine.SUM))
+        channel = 1 if groups > 1 else 4
+        axes = [(0, channel, 2, 3), (1, None if groups > 1 else 4, None, None)]
+        return ConvSlicer(
+            **slicer_fields(self, loops, axes), data_format="NCHW", weight_format="OIHW",
+            geometry=geo, groups=groups, strides=tuple(self.attr("strides")),
+            dilations=tuple(self.attr("dilations")), pads=tuple(self.attr("pads")),
+        )
+
+    def compute_slice(self, loops, operands):
+        """The integer convolution of the windows with the zero padding the slice's
+        border rows need (ConvSlicer.input_rows)."""
+        slicer = self.slicer()
+        _, _, top, bottom = slicer.input_rows(loops.dim(2), 0)
+        _, _, left, right = slicer.input_rows(loops.dim(3), 1)
+        x, weight = operands
+        groups = self.attr("groups")
+        if groups > 1:  # the slice's whole groups
+            groups = weight.shape[0] // (slicer.geometry.c_out // groups)
+        return [self._convolve(x, weight, (top, left, bottom, right), groups)]
+
     def compute(self, x: np.ndarray, weight: np.ndarray) -> list[np.ndarray]:
+        return [self._convolve(x, weight, self.attr("pads"), self.attr("groups"))]
+
+    def _convolve(self, x, weight, pads, groups) -> np.ndarray:
         out = conv2d_nhwc(
             x.astype(np.int64).transpose(0, 2, 3, 1), weight.astype(np.int64),
-            self.attr("strides"), self.attr("pads"), self.attr("dilations"),
-            self.attr("groups"),
+            self.attr("strides"), pads, self.attr("dilations"), groups,
         )
-        return [np.ascontiguousarray(out.transpose(0, 3, 1, 2)).astype(np.int32)]
+        return np.ascontiguousarray(out.transpose(0, 3, 1, 2)).astype(np.int32)
 
 
 OPS = [MatMulIntegerOp, ConvIntegerOp]

@@ -5,10 +5,16 @@ on the CT engine and, like the reductions, writes channel-aligned (ALIGN) data.
 
 Layout (seed 001): both results keep the layout of the input (TopK keeps the rank); the
 indices are Tensor-class when the values are.
+
+Slicing (TopKSlicer): the loop dims are the results'; the selection axis is whole in
+every slice (a slice sorts whole rows: partial top-k lists have no cheap combine), the
+other dims are cut freely.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -25,12 +31,14 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import normalize_axis
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import ct_work
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
     moved_axis,
 )
+from tx8c.interfaces.sharding import LoopDim, Slicer, slicer_fields
 
 
 @tx8be_op
@@ -91,6 +99,13 @@ class TopKOp(Tx8beOp):
             return None
         return {"axis": moved_axis(self.checked_axis(), perm)}
 
+    def slicer(self) -> TopKSlicer:
+        axis = self.checked_axis()
+        result = tuple(self.results[0].type.get_shape())
+        loops = [LoopDim.whole(d) if i == axis else LoopDim(d) for i, d in enumerate(result)]
+        axes = [tuple(None if i == axis else i for i in range(len(result)))]
+        return TopKSlicer(**slicer_fields(self, loops, axes), axis=axis)
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         axis, k = self.checked_axis(), self.attr("k")
         n = x.shape[axis]
@@ -103,6 +118,25 @@ class TopKOp(Tx8beOp):
             order = np.argsort(x, axis=axis, kind="stable")
         indices = np.take(order, np.arange(k), axis=axis)
         return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
+
+
+@dataclass(frozen=True)
+class TopKSlicer(Slicer):
+    """TopK's slicing (module docstring): both results cover the slice's window; the
+    operand is read whole along the selection axis. A sort: about log2(n) compare passes
+    over the n elements of each row read."""
+
+    axis: int
+
+    def result_windows(self, loops):
+        window = loops.head(self.num_outputs)
+        return (window, window)
+
+    def work(self, shape):
+        rows = list(shape)
+        n = self.operands[0][self.axis]
+        rows[self.axis] = n
+        return ct_work(self.dtype, rows, arith=max(1, math.ceil(math.log2(max(n, 2)))))
 
 
 OPS = [TopKOp]

@@ -186,8 +186,7 @@ def _side(mode: AlignMode) -> int:
 
 def _complete_operand(op: Tx8beOp) -> SSAValue | None:
     """The operand a broadcast (V_VS) op follows, None if the op does not broadcast."""
-    is_broadcast = getattr(op, "is_broadcast", None)
-    if is_broadcast is None or not is_broadcast():
+    if not op.is_broadcast():
         return None
     return op.operands[op.complete_operand()]
 
