@@ -132,3 +132,11 @@ def _check_cumprod(x, exclusive, reverse) -> None:
 def test_integer_cumsum_is_exact() -> None:
     x = RNG.integers(-1000, 1000, (2, 33)).astype(np.int64)
     check_node("CumSum", {"x": x}, initializers={"axis": np.array(-1, np.int64)})
+
+
+@pytest.mark.parametrize("shape, axes", [((3, 4), None), ((7, 2), [0]), ((1, 9), [-1])])
+def test_center_crop_pad(shape, axes) -> None:
+    x = RNG.standard_normal((5, 6)).astype(np.float32)
+    attrs = {} if axes is None else {"axes": axes}
+    check_node("CenterCropPad", {"x": x}, initializers={
+        "s": np.array(shape if axes is None else [shape[a] for a in axes], np.int64)}, **attrs)

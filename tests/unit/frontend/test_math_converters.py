@@ -109,3 +109,34 @@ def test_compositions_survive_the_pipeline() -> None:
     check_node("Asinh", {"x": HUGE.reshape(1, -1)}, rtol=1e-6, atol=1e-7, pipeline=True)
     check_node("Mod", {"a": np.arange(-6, 6, dtype=np.int32).reshape(3, 4)},
                initializers={"b": np.array([3, -3, 5, 2], np.int32)}, pipeline=True)
+
+
+def test_swish() -> None:
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    from tests.unit.frontend.onnx_check import graph_model
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.sim.reference import run_reference
+
+    x = WIDE[np.abs(WIDE) < 50]
+    model = graph_model([helper.make_node("Swish", ["x"], ["y"], alpha=0.7)], {"x": x}, ["y"],
+                        opset=24)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = run_reference(import_onnx(model).module, {"x": x})
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_windows_are_compile_time_constants(op, periodic) -> None:
+    from onnx import helper
+
+    from tests.unit.frontend.onnx_check import check_model, graph_model
+
+    x = np.ones(10, np.float32)
+    nodes = [helper.make_node(op, ["n"], ["w"], periodic=periodic),
+             helper.make_node("Mul", ["x", "w"], ["y"])]
+    model = graph_model(nodes, {"x": x}, ["y"], {"n": np.array(10, np.int64)})
+    result = check_model(model, {"x": x}, rtol=1e-6, atol=1e-7)
+    assert "Mul" in {op.name.removeprefix("tx8be.") for op in result.module.walk()}

@@ -65,3 +65,11 @@ def convert_shrink(ctx: NodeContext, x: Value) -> Value:
     above = ctx.emit(ew.GreaterOp, [x, like(ctx, lambd, x)])
     inner = where(ctx, above, sub(ctx, x, like(ctx, bias, x)), like(ctx, 0, x))
     return where(ctx, below, add(ctx, x, like(ctx, bias, x)), inner)
+
+
+@composed_unary("Swish")
+def convert_swish(ctx: NodeContext, x: Value) -> Value:
+    """x * sigmoid(alpha * x) (opset 24)."""
+    alpha = ctx.attr("alpha", 1.0)
+    scaled = x if alpha == 1.0 else mul(ctx, x, like(ctx, alpha, x))
+    return mul(ctx, x, ctx.emit(ew.SigmoidOp, [scaled]))

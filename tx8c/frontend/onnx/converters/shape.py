@@ -9,6 +9,7 @@ compile-time condition is its chosen branch, inlined.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 from onnx import numpy_helper
 
 from tx8c.dialect.ops import elementwise as ew
@@ -127,3 +128,58 @@ def convert_if(ctx: NodeContext) -> list[Value]:
         raise ctx.error(f"the chosen branch has {len(outputs)} outputs, the node "
                         f"{ctx.num_outputs}")
     return outputs
+
+
+def _window(ctx: NodeContext, terms: list[tuple[float, float]]) -> Value:
+    """sum of c * cos(k * 2 pi n / N) over `terms` (c, k), n = 0..size-1, N = size
+    (periodic) or size - 1: the Hann, Hamming and Blackman windows, computed at compile
+    time."""
+    size = int(np.asarray(ctx.const(0)).reshape(-1)[0])
+    ctx.check_fold_size([size])
+    from tx8c.frontend.onnx.types import numpy_dtype_of
+
+    dtype = numpy_dtype_of(ctx.attr("output_datatype", onnx.TensorProto.FLOAT))
+    span = size if ctx.attr("periodic", 1) else size - 1
+    n = np.arange(size, dtype=np.float64)
+    angle = 2 * np.pi * n / span if span else np.zeros(size)
+    values = sum(c * np.cos(k * angle) for c, k in terms)
+    return ctx.constant(np.asarray(values).astype(dtype))
+
+
+@converter("HannWindow")
+def convert_hann_window(ctx: NodeContext) -> Value:
+    return _window(ctx, [(0.5, 0), (-0.5, 1)])  # sin^2(pi n / N)
+
+
+@converter("HammingWindow")
+def convert_hamming_window(ctx: NodeContext) -> Value:
+    alpha = 25.0 / 46.0
+    return _window(ctx, [(alpha, 0), (alpha - 1, 1)])
+
+
+@converter("BlackmanWindow")
+def convert_blackman_window(ctx: NodeContext) -> Value:
+    return _window(ctx, [(0.42, 0), (-0.5, 1), (0.08, 2)])
+
+
+@converter("CenterCropPad")
+def convert_center_crop_pad(ctx: NodeContext) -> Value:
+    """Each listed axis cropped or zero-padded to its target size around the centre (the
+    odd element goes to the end): a Slice, then a Pad."""
+    from tx8c.frontend.onnx.compose import pad, slice_axis
+
+    x = ctx.input(0)
+    target = [int(v) for v in np.asarray(ctx.const(1)).reshape(-1)]
+    axes = [ctx.axis(a, x.rank) for a in ctx.attr("axes", list(range(x.rank)))]
+    if len(target) != len(axes):
+        raise ctx.error(f"shape has {len(target)} entries for {len(axes)} axes")
+    pads = [0] * (2 * x.rank)
+    for axis, size in zip(axes, target, strict=True):
+        dim = x.shape[axis]
+        if size < dim:
+            start = (dim - size) // 2
+            x = slice_axis(ctx, x, axis, start, start + size)
+        elif size > dim:
+            pads[axis] = (size - dim) // 2
+            pads[axis + x.rank] = size - dim - (size - dim) // 2
+    return pad(ctx, x, pads)
