@@ -48,9 +48,6 @@ Activation = Callable[[Value], Value]
 
 def _activation(ctx: NodeContext, name: str, alpha: float | None,
                 beta: float | None) -> Activation:
-    def scalar(v, x):
-        return like(ctx, v, x)
-
     simple = {"sigmoid": ew.SigmoidOp, "tanh": ew.TanhOp, "relu": ew.ReluOp}
     key = name.lower()
     if key in simple:
@@ -61,25 +58,25 @@ def _activation(ctx: NodeContext, name: str, alpha: float | None,
     if key == "leakyrelu":
         return lambda x: ctx.emit(ew.LeakyReluOp, [x], alpha=_or(alpha, 0.01))
     if key == "affine":
-        return lambda x: add(ctx, mul(ctx, x, scalar(_or(alpha, 1.0), x)),
-                             scalar(_or(beta, 0.0), x))
+        return lambda x: add(ctx, mul(ctx, x, like(ctx, _or(alpha, 1.0), x)),
+                             like(ctx, _or(beta, 0.0), x))
     if key == "scaledtanh":
-        return lambda x: mul(ctx, ctx.emit(ew.TanhOp, [mul(ctx, x, scalar(_or(beta, 1.0), x))]),
-                             scalar(_or(alpha, 1.0), x))
+        return lambda x: mul(ctx, ctx.emit(ew.TanhOp, [mul(ctx, x, like(ctx, _or(beta, 1.0), x))]),
+                             like(ctx, _or(alpha, 1.0), x))
     if key == "thresholdedrelu":
-        return lambda x: where(ctx, ctx.emit(ew.GreaterOp, [x, scalar(_or(alpha, 1.0), x)]),
-                               x, scalar(0, x))
+        return lambda x: where(ctx, ctx.emit(ew.GreaterOp, [x, like(ctx, _or(alpha, 1.0), x)]),
+                               x, like(ctx, 0, x))
     if key == "elu":
         def elu(x):
-            negative = mul(ctx, sub(ctx, ctx.emit(ew.ExpOp, [x]), scalar(1, x)),
-                           scalar(_or(alpha, 1.0), x))
-            return where(ctx, ctx.emit(ew.GreaterOp, [x, scalar(0, x)]), x, negative)
+            negative = mul(ctx, sub(ctx, ctx.emit(ew.ExpOp, [x]), like(ctx, 1, x)),
+                           like(ctx, _or(alpha, 1.0), x))
+            return where(ctx, ctx.emit(ew.GreaterOp, [x, like(ctx, 0, x)]), x, negative)
         return elu
     if key == "softsign":
         return lambda x: ctx.emit(ew.DivOp, [x, add(ctx, ctx.emit(ew.AbsOp, [x]),
-                                                    scalar(1, x))])
+                                                    like(ctx, 1, x))])
     if key == "softplus":
-        return lambda x: ctx.emit(ew.LogOp, [add(ctx, ctx.emit(ew.ExpOp, [x]), scalar(1, x))])
+        return lambda x: ctx.emit(ew.LogOp, [add(ctx, ctx.emit(ew.ExpOp, [x]), like(ctx, 1, x))])
     raise ctx.error(f"activation '{name}' is not an ONNX recurrent activation")
 
 
