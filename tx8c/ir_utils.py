@@ -5,11 +5,16 @@ imports (passes never import other passes) or in a copy per pass:
 
 - shapes and sizes: `shape_of`, `num_elements`, `logical_bytes`, `stored_bytes`;
 - constants: `defining_constant`, `constant_array`, `is_constant`, and
-  `erase_dead_constants` for the constants a rewrite left without users;
+  `erase_dead_constants` for the constants a rewrite left without users; `dense_array`,
+  the value of a dense elements attribute as a read-only view of its bytes (no copy: the
+  constant container holds a model's weights this way);
 - constants beside a result, along one axis of it (per-channel parameters):
   `aligned_along`, `channel_vector`, `masked`, `stack_along`;
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
-  `sole_user`, `blocks_of`.
+  `sole_user`, `blocks_of`;
+- statistics: `record_pass_stats` / `read_pass_stats`, a pass's counts in a module
+  attribute (a dictionary of dictionaries of ints and strings, so they survive printing
+  and parsing).
 
 Bytes. A tensor value has two sizes, and each has one name:
 
@@ -30,11 +35,19 @@ op through the op's own class, never by importing an op class.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike
@@ -90,6 +103,18 @@ def constant_array(value: SSAValue | None) -> np.ndarray | None:
     """The array of `value` when a `tx8be.Constant` defines it, else None."""
     constant = defining_constant(value)
     return constant.attr("value") if constant is not None else None
+
+
+def dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The attribute's value, a read-only view of its bytes (a splat is expanded)."""
+    dtype = to_numpy_dtype(attr.get_element_type())
+    shape = tuple(attr.get_shape())
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if data.size == 1 and int(np.prod(shape)) != 1:  # splat: one element for all
+        data = np.full(shape, data[0], dtype=dtype)
+        data.flags.writeable = False
+        return data
+    return data.reshape(shape)
 
 
 def is_constant(value: SSAValue | None) -> bool:
@@ -225,3 +250,37 @@ def blocks_of(op: Operation) -> Iterator[Block]:
     for inner in op.walk():
         for region in inner.regions:
             yield from region.blocks
+
+
+# --------------------------------------------------------------------------------------
+# Statistics
+# --------------------------------------------------------------------------------------
+
+
+def record_pass_stats(module: ModuleOp, attr_name: str, pass_name: str,
+                      stats: Mapping[str, int | str]) -> None:
+    """Store `stats` under `pass_name` in the module attribute `attr_name`; a pass that
+    runs again overwrites its own entry and keeps the others'."""
+    current = module.attributes.get(attr_name)
+    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
+    entries[pass_name] = DictionaryAttr(
+        {
+            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
+            for key, value in stats.items()
+        }
+    )
+    module.attributes[attr_name] = DictionaryAttr(entries)
+
+
+def read_pass_stats(module: ModuleOp, attr_name: str) -> dict[str, dict[str, int | str]]:
+    """The statistics recorded under `attr_name`, as plain Python values ({} if none)."""
+    current = module.attributes.get(attr_name)
+    if not isinstance(current, DictionaryAttr):
+        return {}
+    return {
+        name: {
+            key: value.data if isinstance(value, StringAttr) else value.value.data
+            for key, value in entry.data.items()
+        }
+        for name, entry in current.data.items()
+    }

@@ -142,10 +142,12 @@ def truncated(source: Setup, source_name: str, name: str, keep: float | int) -> 
 
 
 # a compiled model (the output directory of `tx8c compile`), made once per worker
-_COMPILED: dict[str, bytes] = {}
+_COMPILED: dict[str, dict[str, bytes]] = {}
 
 
 def compiled(name: str = "out", make: Callable[[], onnx.ModelProto] = relu) -> Setup:
+    """The output directory of `tx8c compile` for `make`'s model (model.mlir, consts.bin,
+    consts.json and report.json)."""
     def setup(d: Path) -> None:
         key = f"{make.__name__}"
         if key not in _COMPILED:
@@ -154,27 +156,29 @@ def compiled(name: str = "out", make: Callable[[], onnx.ModelProto] = relu) -> S
             with contextlib.redirect_stderr(io.StringIO()):
                 assert tx8c_main(["compile", str(scratch / "m.onnx"), "-o",
                                   str(scratch / "o"), "--quiet"]) == 0
-            _COMPILED[key] = (scratch / "o" / "model.mlir").read_bytes()
+            _COMPILED[key] = {p.name: p.read_bytes() for p in (scratch / "o").iterdir()
+                              if p.is_file()}
             shutil.rmtree(scratch)
         (d / name).mkdir()
-        (d / name / "model.mlir").write_bytes(_COMPILED[key])
+        for file_name, data in _COMPILED[key].items():
+            (d / name / file_name).write_bytes(data)
 
     return setup
 
 
-def compiled_text() -> str:
-    """The model.mlir of a small compiled CNN (with dense<"0x..."> constants)."""
-    if "cnn" not in _COMPILED:
-        from examples.make_models import MODELS
+_IMPORTED: dict[str, str] = {}
 
-        scratch = Path(__import__("tempfile").mkdtemp())
-        onnx.save(MODELS["residual_cnn"](), scratch / "m.onnx")
-        with contextlib.redirect_stderr(io.StringIO()):
-            assert tx8c_main(["compile", str(scratch / "m.onnx"), "-o", str(scratch / "o"),
-                              "--quiet", "--opt-level", "0"]) == 0
-        _COMPILED["cnn"] = (scratch / "o" / "model.mlir").read_bytes()
-        shutil.rmtree(scratch)
-    return _COMPILED["cnn"].decode()
+
+def compiled_text() -> str:
+    """A small CNN's module as IR text with its weights inline (dense<"0x..."> literals):
+    what `--dump-ir-after-all` writes after import."""
+    if "cnn" not in _IMPORTED:
+        from examples.make_models import MODELS
+        from tx8c.frontend.onnx.importer import import_onnx
+        from tx8c.ir import print_module
+
+        _IMPORTED["cnn"] = print_module(import_onnx(MODELS["residual_cnn"]()).module)
+    return _IMPORTED["cnn"]
 
 
 def cut_mlir(name: str, where: Callable[[str], int]) -> Setup:
@@ -592,6 +596,9 @@ case("run-output-is-inputs-without-suffix", "tx8c", "run", "{d}/out", "--inputs"
 case("run-output-is-model", "tx8c", "run", "{d}/out", "--inputs", "{d}/in.npz", "-o",
      "{d}/out/model.mlir",
      setup=[compiled(), npz_file("in.npz", x=np.ones((2, 3), np.float32))],
+     needles=["is the input"])
+case("run-output-is-the-constants", "tx8c", "run", "{d}/out", "--inputs", "{d}/in.npz", "-o",
+     "{d}/out/consts.bin", setup=[compiled(), npz_file("in.npz", x=np.ones((2, 3), np.float32))],
      needles=["is the input"])
 case("run-output-is-a-directory", "tx8c", "run", "{d}/out", "--inputs", "{d}/in.npz", "-o",
      "{d}/out", setup=[compiled(), npz_file("in.npz", x=np.ones((2, 3), np.float32))],

@@ -25,8 +25,9 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -166,9 +167,12 @@ class OutputDir:
         self.planned = list(planned)
         self.inputs = [Path(p) for p in inputs]
         self.subdirs = {name: re.compile(pattern) for name, pattern in (subdirs or {}).items()}
-        self.files: dict[str, str | bytes] = {}
+        self.files: dict[str, str | bytes | Callable[[BinaryIO], None]] = {}
 
-    def add(self, relative: str, data: str | bytes) -> None:
+    def add(self, relative: str, data: str | bytes | Callable[[BinaryIO], None]) -> None:
+        """Stage a file: text (UTF-8), bytes, or a writer called with the open binary
+        file (for large outputs made piece by piece). Files are written in the order they
+        were added, so a writer may use what an earlier one computed."""
         self.files[relative] = data
 
     # -- checks ----------------------------------------------------------------------
@@ -224,7 +228,10 @@ class OutputDir:
         for relative, data in self.files.items():
             target = root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(data, str):
+            if callable(data):
+                with open(target, "wb") as f:
+                    data(f)
+            elif isinstance(data, str):
                 target.write_text(data, encoding="utf-8")
             else:
                 target.write_bytes(data)

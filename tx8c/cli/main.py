@@ -1,6 +1,7 @@
 """tx8c: compile an ONNX model, run a compiled model, compare against onnxruntime.
 
     tx8c compile MODEL.onnx -o OUT/ [--input-shapes name:1x3x224x224,...] [--dump-ir-after-all]
+                 [--no-opt-ddr]
     tx8c run OUT/ --inputs in.npz -o out.npz
     tx8c compare MODEL.onnx [--inputs in.npz] [--input-shapes ...]
 
@@ -21,6 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from tx8c.cli.common import ArgumentParser, run_reporting_errors
+from tx8c.cli.consts import (
+    BIN_FILE,
+    INDEX_FILE,
+    ConstantsLoader,
+    constants_report,
+    image_round_trip,
+    write_constants,
+)
 from tx8c.cli.files import OutputDir, check_output_file, write_npz
 from tx8c.cli.resources import check_fits
 from tx8c.errors import Tx8Error
@@ -58,7 +67,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     progress = Progress(args.quiet or args.json)
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=["model.mlir", "report.json"])
+                    planned=["model.mlir", "report.json", BIN_FILE, INDEX_FILE])
     out.check()
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
@@ -72,6 +81,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = run_pipeline(result.module, options, after_each)
+    consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
         "opset": result.opset,
@@ -85,9 +95,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "dump_ir_after_all": args.dump_ir_after_all,
             "opt_level": options.opt_level,
             "layout_strategy": options.layout_strategy,
+            "opt_ddr": options.opt_ddr,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
+        "constants": constants_report(result.module, consts_index),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -96,7 +108,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     out.commit()
-    progress(f"wrote {out.path}/model.mlir and {out.path}/report.json")
+    progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
@@ -118,7 +130,8 @@ def _options(args: argparse.Namespace, shapes: dict):
     from tx8c.pipeline import CompileOptions
 
     return CompileOptions(
-        input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy
+        input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
+        opt_ddr=getattr(args, "opt_ddr", True),
     )
 
 
@@ -144,19 +157,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet)
     mlir = _compiled_module_path(Path(args.compiled))
     inputs_path = Path(args.inputs)
-    check_output_file(Path(args.output), inputs=[inputs_path, mlir])
+    sources = [inputs_path, mlir, mlir.parent / BIN_FILE, mlir.parent / INDEX_FILE]
+    check_output_file(Path(args.output), inputs=sources)
     text = read_ir_file(mlir)
     if not text.strip():
         raise Tx8Error(f"'{mlir}' is empty; give the model.mlir that `tx8c compile` wrote.")
+    loader = ConstantsLoader(mlir)  # reads and checks consts.bin while the IR is parsed
     module = parse_module(text, str(mlir))
     verify_module(module, str(mlir))
+    progress(f"parsed {mlir}")
+    constants = loader.container_for(module)
+    if constants is not None:
+        progress(f"loaded {len(constants)} constants")
     inputs = load_npz(inputs_path)
     _check_input_names(inputs, input_names(main_function(module)), inputs_path)
     check_fits(module, "running this model")
     progress("running the reference executor")
-    outputs = run_reference(module, inputs)
+    outputs = run_reference(module, inputs, constants)
     names = _output_names(main_function(module))
-    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=[inputs_path, mlir])
+    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=sources)
     progress(f"wrote {args.output} ({', '.join(names)})")
     return 0
 
@@ -294,14 +313,20 @@ def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray],
 
 
 def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
-    """The byte-level cmodel after the last stage, against onnxruntime, and whether it
-    equals the reference executor bit for bit."""
+    """The byte-level cmodel after the last stage, reading its constants from the bytes
+    of their DDR image (as `tx8c run` reads consts.bin), against onnxruntime, and whether
+    it equals the reference executor bit for bit."""
     from tx8c.sim.cmodel import run_cmodel
     from tx8c.sim.reference import run_reference
 
-    row = _stage_row("cmodel", module, inputs, expected, run_cmodel)
+    constants = image_round_trip(module)  # the bytes consts.bin would hold, checked
+
+    def cmodel(module, inputs):
+        return run_cmodel(module, inputs, constants)
+
+    row = _stage_row("cmodel", module, inputs, expected, cmodel)
     reference = run_reference(module, inputs)
-    got = run_cmodel(module, inputs)
+    got = cmodel(module, inputs)
     row["equals_reference"] = all(
         g.tobytes() == r.tobytes() for g, r in zip(got, reference, strict=True)
     )
@@ -356,6 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224,mask:1x128")
     c.add_argument("--dump-ir-after-all", action="store_true",
                    help="write OUT/stages/NN-<pass>.mlir after import and every pass")
+    c.add_argument("--no-opt-ddr", dest="opt_ddr", action="store_false",
+                   help="pack constants tightly in consts.bin instead of starting large "
+                        "ones on a 4096-byte DDR bank (seed opt_ddr, on by default)")
     _add_pipeline_options(c)
     c.add_argument("--quiet", action="store_true", help="no progress output")
     c.add_argument("--json", action="store_true", help="print the report as JSON")

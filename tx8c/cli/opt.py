@@ -149,7 +149,16 @@ class Tx8cOptMain(xDSLOptMain):
                 "inside one another than tx8c reads)."
             ) from None
         decode_string_attributes(module)
+        self.read_constants(module, name)
         return module
+
+    def read_constants(self, module: ModuleOp, name: str) -> None:
+        """A model.mlir written by `tx8c compile` names consts.json beside it: read the
+        constants into the module, so passes see them and the output carries them."""
+        from tx8c.const_container import ConstContainer
+
+        source = Path(name)
+        ConstContainer.inline(module, source.parent if source.is_file() else None)
 
     # -- the run -----------------------------------------------------------------------
     def process(self, chunk: str, name: str, line_offset: int, out: StringIO) -> None:

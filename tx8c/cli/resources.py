@@ -1,7 +1,8 @@
 """Memory the commands that execute a model need, checked before they allocate it.
 
-The reference executor keeps every value of the function alive until it returns, so
-running a module needs about the sum of the bytes of its inputs and of every op result.
+Running a module needs at most the sum of the bytes of its inputs and of every op result
+(the reference executor frees each value after its last reader, so this is an upper
+bound).
 `tx8c run` and `tx8c compare` check that sum against the memory the machine has free
 before they make inputs or run anything: a model too large for the machine is a clear
 error that says how much it needs and what to do, never a MemoryError or the

@@ -116,7 +116,8 @@ class Work:
         return sum(m.macs for m in self.matmuls)
 
 
-def num_elements(shape) -> int:
+def volume(shape) -> int:
+    """Elements in a tensor of `shape`."""
     count = 1
     for d in shape:
         count *= int(d)
@@ -127,14 +128,14 @@ def ct_work(dtype: str, shape, arith: int = 0, special: int = 0,
             flops: int | None = None) -> Work:
     """CT work of `arith` simple and `special` transcendental element passes over a slice
     of `shape` in `dtype`; flops default to one per element per pass."""
-    n = num_elements(shape)
+    n = volume(shape)
     return Work(
         Engine.CT, dtype, ct_arith=arith * n, ct_special=special * n,
         flops=n * (arith + special) if flops is None else flops,
     )
 
 
-def stored_bytes(shape, dtype: str, aligned: bool, config) -> int:
+def family_bytes(shape, dtype: str, aligned: bool, config) -> int:
     """Stored bytes of a tensor of `shape` and element type `dtype` (IR name) in the
     channel-aligned (Cx/NCx) or compact (Tensor/NTensor) layout of its shape."""
     from tx8c.dialect.layout import mem_layout_for

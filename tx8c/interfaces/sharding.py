@@ -54,7 +54,8 @@ import numpy as np
 from xdsl.utils.str_enum import StrEnum
 
 from tx8c.errors import Tx8Error
-from tx8c.interfaces.oplib import Engine, Transfer, Work, ct_work, stored_bytes
+from tx8c.interfaces.oplib import Engine, Transfer, Work, ct_work, family_bytes
+from tx8c.ir_utils import shape_of
 
 # --------------------------------------------------------------------------------------
 # Plain data
@@ -374,7 +375,7 @@ class Slicer:
 
     def scratch(self, shape, dtype: str, config) -> int:
         """Stored bytes of a scratch tensor of `shape` in the kernel's layout family."""
-        return stored_bytes(shape, dtype, self.aligned, config)
+        return family_bytes(shape, dtype, self.aligned, config)
 
     def transfer(self, shape, ddr: bool = True) -> Work:
         """An LSU transfer of a slice of `shape` of the first result, in the kernel's
@@ -393,8 +394,8 @@ def slicer_fields(op, loops=None, axes=None) -> dict:
     from tx8c.dialect.layout import is_aligned
     from tx8c.dialect.types import short_name
 
-    operands = tuple(_shape(v) for v in op.operands)
-    results = tuple(_shape(r) for r in op.results)
+    operands = tuple(shape_of(v) for v in op.operands)
+    results = tuple(shape_of(r) for r in op.results)
     if loops is None:
         loops = tuple(LoopDim(int(d)) for d in results[0])
     outputs = tuple(d.size for d in loops if not d.is_reduction)
@@ -463,10 +464,6 @@ class ShardingInterface:
 # --------------------------------------------------------------------------------------
 
 
-def _shape(value) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
 def broadcast_axes(shape: Sequence[int], out: Sequence[int]) -> tuple[int | None, ...]:
     """numpy broadcasting: operand dim i lines up with output dim i + len(out) - len(shape);
     a dim of size 1 against a larger output dim is read whole (None)."""
@@ -500,7 +497,7 @@ def compute_embedded(op, loops: Window, operands: Sequence[np.ndarray]) -> list[
     """
     whole = []
     for value, window, array in zip(op.operands, op.back_window(loops), operands, strict=True):
-        full = np.zeros(_shape(value), array.dtype)
+        full = np.zeros(shape_of(value), array.dtype)
         full[window.slices()] = array
         whole.append(full)
     results = op.compute(*whole)

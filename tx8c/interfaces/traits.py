@@ -48,4 +48,6 @@ class ExecutesRegion(OpTrait):
 @dataclass(frozen=True)
 class ReadsConstContainer(OpTrait):
     """The op's value is a constant of the module's ConstContainer, not in the IR
-    (LoadConst): executors call the op's `load_const(constants)` instead of compute()."""
+    (LoadConst): executors call the op's `load_const(constants)` instead of compute(); the
+    byte-level cmodel calls `load_stored(container)`, the constant's stored bytes and
+    their layout."""

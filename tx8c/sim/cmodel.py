@@ -32,9 +32,13 @@ Semantics:
 - **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
   bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
   gives them their byte meaning so later stages can run on it.
-- **Constants.** `Constant` and `LoadConst` (its value from the `constants` mapping, like
-  the reference executor) are packed "at compile time" in their own `dev_info`
-  mem_layout, compact without one.
+- **Constants.** A `LoadConst` is the DMA of its constant's stored bytes: with a
+  ConstContainer (given, or the one the module carries) its result is
+  `container.stored_bytes(id)` in the container's layout for that id, exactly what
+  `consts.bin` holds, whatever the LoadConst's own dev_info says; so a constant stored
+  channel-aligned but read by a compact reader reads wrongly. With a plain mapping id ->
+  array (tests), the value is packed in the LoadConst's dev_info mem_layout. A `Constant`
+  is packed "at compile time" in its own `dev_info` mem_layout, compact without one.
 - **Groups** run their region as the reference executor does: the block arguments take the
   group operands' buffers, `Yield` passes buffers through, so a group result keeps the
   layout its producer inside the group wrote.
@@ -74,9 +78,9 @@ from xdsl.ir import Operation
 from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
-from tx8c.interfaces.traits import ByteMove, ExecutesRegion
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion, ReadsConstContainer
 from tx8c.ir_utils import shape_of
-from tx8c.sim.reference import ReferenceExecutor, require_tx8be
+from tx8c.sim.reference import Constants, ReferenceExecutor, require_tx8be
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import pack, stored_bytes, unpack
 
@@ -87,7 +91,7 @@ __all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
 class Buffer:
     """The bytes of one value and the mem layout they were written in."""
 
-    data: bytes
+    data: bytes | memoryview
     layout: LayoutMode
 
 
@@ -117,11 +121,13 @@ class CModel(ReferenceExecutor):
     def __init__(
         self,
         module: ModuleOp,
-        constants: Mapping[int, np.ndarray] | None = None,
+        constants: Constants = None,
         config: TX8Config = DEFAULT_CONFIG,
     ):
         super().__init__(module, constants)
         self.config = config
+        if self.container is not None and self.container.config != config:
+            raise ValueError("the cmodel and its ConstContainer must use one TX8Config")
         self.traffic: list[OpTraffic] = []
 
     # -- the function ------------------------------------------------------------------
@@ -146,6 +152,10 @@ class CModel(ReferenceExecutor):
     def run_op(self, op: Operation, values: list[Buffer]) -> list[Buffer]:
         if op.has_trait(ExecutesRegion):  # Group: its body runs on the buffers
             return op.run_region(self, values)
+        if op.has_trait(ReadsConstContainer) and self.container is not None:  # LoadConst
+            data, layout = op.load_stored(self.container)  # the bytes DDR holds
+            self._record(op, [], [len(data)])
+            return [Buffer(data, layout)]
         if op.has_trait(ByteMove):  # LoadVar, StoreVar
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
@@ -201,7 +211,7 @@ class CModel(ReferenceExecutor):
         need = stored_bytes(shape, dtype, layout, self.config)
         data = buffer.data
         if len(data) < need:  # memory past the end of the tensor reads as zeros
-            data = data + bytes(need - len(data))
+            data = bytes(data) + bytes(need - len(data))
         return unpack(data, shape, dtype, layout, self.config)
 
     def write(self, array: np.ndarray, t: TensorType, layout: LayoutMode) -> Buffer:
@@ -217,7 +227,7 @@ class CModel(ReferenceExecutor):
 def run_cmodel(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-    constants: Mapping[int, np.ndarray] | None = None,
+    constants: Constants = None,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> list[np.ndarray]:
     """Run `module`'s main function on `inputs` at byte level and return its results."""

@@ -22,6 +22,7 @@ import numpy as np
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
+from tx8c.interfaces.traits import ReadsConstContainer
 from tx8c.slicing.group import GroupSpec, ValueRef, group_spec
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.steps import downstream_of, steps, tiles
@@ -119,7 +120,7 @@ def _operands(spec: GroupSpec, node, loops, values: _TileValues, inputs, where):
 
 
 def _compute(op, node, loops, operands, constants):
-    if node.kind == "load" and not node.inputs:  # LoadConst: its window of the constant
+    if op.has_trait(ReadsConstContainer):  # LoadConst: its window of the constant
         value = op.load_const(constants or {})
         return [np.array(value[loops.head(node.slicer.num_outputs).slices()], order="C")]
     if node.kind in ("load", "store"):

@@ -6,12 +6,15 @@ through their terminator. The executor checks what each compute returns against 
 result types, so a compute that disagrees with `infer_shapes` is caught where it happens.
 
 Inputs are given by position or by the names of the function's arguments (`arg_names`
-attribute, else `arg0`, `arg1`, ...).
+attribute, else `arg0`, `arg1`, ...). A `LoadConst` reads its value from the constants
+given (a `ConstContainer` or a mapping id -> array), by default from the ConstContainer
+the module carries (`tx8c.const_container`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -90,13 +93,30 @@ def _as_result(op: Operation, index: int, value: np.ndarray) -> np.ndarray:
     return value.astype(to_numpy_dtype(rtype.get_element_type()), copy=False)
 
 
+Constants = Any
+"""What the executors take for LoadConst: None (the container the module carries, if any),
+a `ConstContainer`, or a plain mapping id -> array."""
+
+
+def constant_container(module: ModuleOp, constants: Constants):
+    """The ConstContainer to read LoadConsts from: the one given, else the module's own
+    when no mapping is given; None for a plain mapping."""
+    from tx8c.const_container import ConstContainer, module_container
+
+    if isinstance(constants, ConstContainer):
+        return constants
+    return module_container(module) if constants is None else None
+
+
 class ReferenceExecutor:
     """Runs a module on logical tensors, op by op, with each op's compute()."""
 
-    def __init__(self, module: ModuleOp, constants: Mapping[int, np.ndarray] | None = None):
+    def __init__(self, module: ModuleOp, constants: Constants = None):
         self.module = module
         self.function = main_function(module)
-        self.constants = dict(constants or {})
+        self.container = constant_container(module, constants)
+        self.constants = (self.container.values() if self.container is not None
+                          else dict(constants or {}))
 
     def run(
         self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
@@ -126,12 +146,15 @@ class ReferenceExecutor:
 
     def run_block(self, block: Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
+        dead_after = _dead_after(block)
         for op in block.ops:
             if _is_terminator(op):
                 return [env[v] for v in op.operands]
             values = [env[v] for v in op.operands]
             for result, value in zip(op.results, self.run_op(op, values), strict=True):
                 env[result] = value
+            for value in dead_after.get(op, ()):  # free what no later op reads
+                del env[value]
         raise Tx8ComputeError("block has no terminator")
 
     def run_op(self, op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
@@ -145,6 +168,27 @@ class ReferenceExecutor:
             raise
         except Exception as e:  # a compute that crashes is a bug; name the op
             raise Tx8ComputeError(f"op '{op.name}' failed in compute: {e}") from e
+
+
+def _dead_after(block: Block) -> dict[Operation, list[SSAValue]]:
+    """For each op of `block`, the values of the block it is the last reader of (or
+    defines without readers): the executor drops them after running it, so a run holds
+    only live values (a model's weights one layer at a time, not all at once)."""
+    last: dict[SSAValue, Operation] = {}
+    for value in block.args:
+        last[value] = None
+    for op in block.ops:
+        for value in op.results:
+            last[value] = op
+        for inner in op.walk():  # uses inside an op's regions are the op's uses
+            for value in inner.operands:
+                if value in last:
+                    last[value] = op
+    dead: dict[Operation, list[SSAValue]] = {}
+    for value, op in last.items():
+        if op is not None and not _is_terminator(op):
+            dead.setdefault(op, []).append(value)
+    return dead
 
 
 def _is_terminator(op: Operation) -> bool:
@@ -171,7 +215,7 @@ def _check_input(name: str, arg: SSAValue, value: np.ndarray) -> np.ndarray:
 def run_reference(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-    constants: Mapping[int, np.ndarray] | None = None,
+    constants: Constants = None,
 ) -> list[np.ndarray]:
     """Run `module`'s main function on `inputs` and return its results."""
     return ReferenceExecutor(module, constants).run(inputs)

@@ -73,7 +73,7 @@ def _layout(shape, aligned):
     return mem_layout_for(shape, aligned)
 
 
-def stored_bytes(shape, value, config: TX8Config) -> int:
+def window_bytes(shape, value, config: TX8Config) -> int:
     """Stored bytes of a window of `shape` of a value stored like `value`."""
     return _stored_bytes(tuple(shape), value.dtype, value.aligned, config)
 
@@ -343,7 +343,7 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
         ref = ValueRef(node.index, 0)
         shape = split.result_shapes.get(ref)
         if shape is not None:
-            nbytes = stored_bytes(shape, node.results[0], config)
+            nbytes = window_bytes(shape, node.results[0], config)
             late = [split.counts[i] for i in downstream_of(spec, node.index)]
             took = noc_reduce_cycles(nbytes, node.results[0].dtype,
                                      math.prod(cand.reduce.sharding), config)
@@ -428,7 +428,7 @@ def spm_buffers(spec: GroupSpec, split: Split, ts: list[Task], config: TX8Config
             if owner is not None:
                 shares[ref] = shares.get(owner, owner)
                 continue
-            out.append(_Value(f"v{n.index}.{r}", stored_bytes(shape, value, config),
+            out.append(_Value(f"v{n.index}.{r}", window_bytes(shape, value, config),
                               n.index, "value", r, readers))
         imm = n.slicer.imm_bytes(split.slice_shapes[n.index], config)
         if imm:
@@ -455,8 +455,8 @@ def _inplace_owner(spec, node, ref, users, split, config) -> ValueRef | None:
     mine, theirs = split.result_shapes.get(ref), split.result_shapes.get(operand)
     if mine is None or theirs is None:
         return None
-    size = stored_bytes(mine, node.results[ref.index], config)
-    other = stored_bytes(theirs, spec.nodes[operand.node].results[operand.index], config)
+    size = window_bytes(mine, node.results[ref.index], config)
+    other = window_bytes(theirs, spec.nodes[operand.node].results[operand.index], config)
     return operand if size <= other else None
 
 
@@ -541,7 +541,7 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
     for n in spec.nodes:
         shape = n.slicer.loop_shape
         if n.kind in ("load", "store"):
-            ddr += stored_bytes(n.results[0].shape, n.results[0], config)
+            ddr += window_bytes(n.results[0].shape, n.results[0], config)
             continue
         work = n.slicer.work(shape)
         lane = _lane(n, work)
@@ -600,7 +600,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
                                 tuple(offsets.get(n, -1) for n in names), v.node, v.kind,
                                 v.result))
     ddr_bytes = sum(
-        stored_bytes(split.result_shapes.get(ValueRef(t.node, 0), ()) or (0,),
+        window_bytes(split.result_shapes.get(ValueRef(t.node, 0), ()) or (0,),
                      spec.nodes[t.node].results[0], config) * t.count * split.tiles
         for t in ts if spec.nodes[t.node].kind in ("load", "store")
     )

@@ -97,6 +97,7 @@ __all__ = [
     "layout_plan",
     "nhwc_view",
     "pack",
+    "pack_into",
     "resolve_dtype",
     "resolve_layout",
     "stored_bytes",
@@ -502,6 +503,22 @@ def pack(
     "tf32" for a float32 array): it must have the array's storage dtype.
     """
     a = np.asarray(array)
+    out = bytearray(byte_size(a.shape, a.dtype if dtype is None else dtype, layout, config))
+    pack_into(out, a, layout, config, dtype)
+    return bytes(out)
+
+
+def pack_into(
+    out: bytearray | memoryview | np.ndarray,
+    array: Any,
+    layout: LayoutMode | str,
+    config: TX8Config = DEFAULT_CONFIG,
+    dtype: Any = None,
+) -> int:
+    """Write what `pack` returns into the writable buffer `out` (its first `byte_size`
+    bytes, padding included; later bytes are untouched) without an intermediate copy;
+    returns the bytes written. For building an image of many tensors (consts.bin)."""
+    a = np.asarray(array)
     storage = resolve_dtype(a.dtype if dtype is None else dtype)
     if dtype is not None and resolve_dtype(a.dtype).dtype != storage.dtype:
         raise ValueError(
@@ -509,14 +526,25 @@ def pack(
             f"(stored as {storage.dtype}); cast it first"
         )
     plan = layout_plan(a.shape, storage, layout, config)
+    target = np.frombuffer(out, dtype=np.uint8) if not isinstance(out, np.ndarray) else out
+    target = target.reshape(-1)
+    if target.size < plan.total_bytes:
+        raise ValueError(f"pack_into needs {plan.total_bytes} bytes, the buffer has "
+                         f"{target.size}")
     if plan.total_bytes == 0:
-        return b""
+        return 0
     raw_t = _raw_dtype(plan.itemsize)
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))
     raw = np.ascontiguousarray(a).view(raw_t).reshape(plan.n, plan.hw, plan.c)
+    flat = target[: plan.total_bytes].view(raw_t)
+    # (N, stride) rows over the tensor's bytes; the last row's alignment gap lies past
+    # the end and is never touched (only the blocks and the remainder are written)
     stride_elems = plan.batch_stride // plan.itemsize
-    buf = np.zeros((plan.n, stride_elems), dtype=raw_t)
+    buf = np.lib.stride_tricks.as_strided(
+        flat, shape=(plan.n, stride_elems), strides=(plan.batch_stride, plan.itemsize),
+        writeable=True,
+    )
     blocks, tail = _batches(buf, plan)
     bc = plan.cx * plan.block
     if plan.cx:
@@ -524,7 +552,11 @@ def pack(
         blocks[...] = src.transpose(0, 2, 1, 3)
     if plan.c0:
         tail[:, :, : plan.c0] = raw[:, :, bc:]
-    return buf.reshape(-1).view(np.uint8)[: plan.total_bytes].tobytes()
+        tail[:, :, plan.c0:] = 0
+    data_end = plan.blocks_elems + plan.hw * plan.c0_padded
+    if plan.n > 1 and data_end < stride_elems:  # the gaps between batches
+        buf[:-1, data_end:] = 0
+    return plan.total_bytes
 
 
 def unpack(

@@ -189,6 +189,24 @@ class LoadConstOp(Tx8beOp):
             )
         return value
 
+    def load_stored(self, container: Any) -> tuple[memoryview, Any]:
+        """The bytes DDR holds for this constant and their layout (the byte-level view:
+        the cmodel's DMA), from a `tx8c.const_container.ConstContainer`."""
+        const_id = self.attr("const_id")
+        entry = container.entry(const_id)
+        if entry.type != self.results[0].type:
+            raise Tx8ComputeError(
+                f"'{self.name}' (const_id = {const_id}): the container holds "
+                f"{entry.describe()} but the op's result type is "
+                f"{_type_str(self.results[0].type)}"
+            )
+        return container.stored_bytes(const_id), entry.mem_layout
+
+    def emits_code(self) -> bool:
+        """Whether codegen emits this load: not when `bypass_codegen` is set (its user
+        reads the constant from DDR itself)."""
+        return not self.attr("bypass_codegen")
+
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         raise Tx8ComputeError(
             f"'{self.name}' (const_id = {self.attr('const_id')}) needs the module's "

@@ -48,7 +48,7 @@ from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import Matmul, Work, num_elements
+from tx8c.interfaces.oplib import Matmul, Work, volume
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
 from tx8c.interfaces.sharding import (
     Combine,
@@ -802,8 +802,8 @@ class GemmSlicer(Slicer):
     def work(self, shape):
         """Batched (M x K) @ (K x N) on the NE, K = the slice's K piece."""
         *batch, m, n, k = shape
-        matmul = Matmul(num_elements(batch), m, k, n)
-        bias = num_elements(shape[:-1]) if self.has_bias else 0
+        matmul = Matmul(volume(batch), m, k, n)
+        bias = volume(shape[:-1]) if self.has_bias else 0
         return Work(Engine.NE, self.dtype, matmuls=(matmul,), flops=2 * matmul.macs + bias)
 
 

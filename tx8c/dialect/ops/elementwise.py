@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import scipy.special
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.irdl import traits_def
 from xdsl.traits import Commutative
@@ -143,6 +142,18 @@ class BinaryOp(BroadcastingOp):
     def slicer(self):
         """Operands follow the result (numpy broadcasting); one V_VV or V_VS pass."""
         return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    from scipy.special import expit  # imported on use: scipy.special takes 0.3-1 s to load
+
+    return expit(x)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return erf(x)
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -463,7 +474,7 @@ class SigmoidOp(UnaryOp):
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
-        return scipy.special.expit(x)
+        return _expit(x)
 
 
 @tx8be_op
@@ -485,7 +496,7 @@ class ErfOp(UnaryOp):
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
-        return scipy.special.erf(x)
+        return _erf(x)
 
 
 @tx8be_op
@@ -497,7 +508,7 @@ class SiluOp(UnaryOp):
     HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * Sigmoid(x)
 
     def apply(self, x):
-        return x * scipy.special.expit(x)
+        return x * _expit(x)
 
 
 @tx8be_op
@@ -704,7 +715,7 @@ class GeluOp(UnaryOp):
     def apply(self, x):
         if self.attr("approximate") == "tanh":
             return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1 + scipy.special.erf(x / np.sqrt(2)))
+        return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
 @tx8be_op

@@ -45,7 +45,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, num_elements
+from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -163,8 +163,8 @@ class ReshapeOp(MovementOp):
         for ins, outs in groups:
             if not ins or not outs:
                 continue
-            inner_in = num_elements(self.input_shape()[i] for i in ins[1:])
-            inner_out = num_elements(out[o] for o in outs[1:])
+            inner_in = volume(self.input_shape()[i] for i in ins[1:])
+            inner_out = volume(out[o] for o in outs[1:])
             if inner_out % inner_in == 0:  # a window of result rows is one of input rows
                 maps.append((outs[0], ins[0], inner_out // inner_in, 1))
                 loops[outs[0]] = LoopDim(out[outs[0]])

@@ -29,7 +29,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, num_elements
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -371,7 +371,7 @@ class NormSlicer(Slicer):
                           arith=arith, special=special, row_special=row_special)
 
     def rows(self, shape) -> int:
-        return num_elements(shape) // max(1, num_elements(shape[d] for d in self.normalised))
+        return volume(shape) // max(1, volume(shape[d] for d in self.normalised))
 
     def work(self, shape):
         work = ct_work(self.dtype, shape, arith=self.arith, special=self.special)

@@ -35,7 +35,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work, num_elements
+from tx8c.interfaces.oplib import ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     fit_to_same_rank_operands,
@@ -168,8 +168,8 @@ class ReduceOp(Tx8beOp):
         (out,) = self.compute(*operands)
         if self.attr("mode") == "mean":  # partial sums of the whole mean
             (x,) = operands
-            piece = num_elements(x.shape[a] for a in self.reduced_axes())
-            whole = num_elements(self.input_shapes()[0][a] for a in self.reduced_axes())
+            piece = volume(x.shape[a] for a in self.reduced_axes())
+            whole = volume(self.input_shapes()[0][a] for a in self.reduced_axes())
             if piece != whole:
                 out = (out.astype(np.float32) * np.float32(piece / whole)).astype(out.dtype)
         return [out]
@@ -401,8 +401,8 @@ class PoolOp(Tx8beOp):
         global_pool = self.attr("global_pool")
         axes = tuple(None if global_pool and a in spatial else a for a in range(rank))
         n = self.spatial_rank()
-        taps = (num_elements(self.input_shapes()[0][a] for a in spatial) if global_pool
-                else num_elements(self.attr("kernel")))
+        taps = (volume(self.input_shapes()[0][a] for a in spatial) if global_pool
+                else volume(self.attr("kernel")))
         return PoolSlicer(
             **slicer_fields(self, axes=[axes]), spatial=spatial, global_pool=global_pool,
             kernel=tuple(self.attr("kernel") or (1,) * n), strides=self.window("strides"),

@@ -41,7 +41,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work, num_elements
+from tx8c.interfaces.oplib import ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -446,7 +446,7 @@ class ResizeSlicer(Slicer):
         """A weighted sum of the taps per output: 1 (nearest), 4 (bilinear) or 16
         (bicubic) passes over the slice."""
         return ct_work(self.dtype, shape, arith=self.taps,
-                       flops=2 * self.taps * num_elements(shape))
+                       flops=2 * self.taps * volume(shape))
 
     def imm_bytes(self, shape, config):
         """The tap indices and weights of the slice's output rows and columns (int32 and
