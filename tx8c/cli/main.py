@@ -96,10 +96,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "opt_level": options.opt_level,
             "layout_strategy": options.layout_strategy,
             "opt_ddr": options.opt_ddr,
+            "opt_group": options.opt_group,
+            "group_patterns": options.group_patterns,
+            "opt_barrier": options.opt_barrier,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
         "constants": constants_report(result.module, consts_index),
+        "groups": _group_stats(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -121,6 +125,14 @@ def _layout_stats(module) -> dict:
     return read_layout_stats(module)
 
 
+def _group_stats(module) -> dict:
+    """The groups (ops, tag, barrier, boundary tensors and bytes) and the DDR bytes
+    between groups, against the singles-only grouping."""
+    from tx8c.analysis.group_stats import group_report
+
+    return group_report(module)
+
+
 def _file_name(stage: str) -> str:
     """A stage name fit for a file name: the pass name without its options."""
     return stage.split("{")[0]
@@ -132,6 +144,8 @@ def _options(args: argparse.Namespace, shapes: dict):
     return CompileOptions(
         input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
         opt_ddr=getattr(args, "opt_ddr", True),
+        opt_group=args.opt_group, group_patterns=args.group_patterns,
+        opt_barrier=args.opt_barrier,
     )
 
 
@@ -367,6 +381,14 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="0 turns the mid-end off (default 1)")
     p.add_argument("--layout-strategy", default="optimal", choices=("greedy", "optimal"),
                    help="how layout passes place conversions (default optimal)")
+    p.add_argument("--opt-group", default="default",
+                   choices=("none", "cnn", "transformer", "default"),
+                   help="built-in op patterns for grouping (default: cnn and transformer); "
+                   "none makes every op its own group")
+    p.add_argument("--group-patterns", metavar="FILE",
+                   help="JSON file of op patterns for grouping (replaces --opt-group)")
+    p.add_argument("--no-opt-barrier", dest="opt_barrier", action="store_false",
+                   help="keep a barrier after every group (no group-dag)")
 
 
 def build_parser() -> argparse.ArgumentParser:
