@@ -166,27 +166,44 @@ def _op_counts(module) -> dict[str, int]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from tx8c.ir import parse_module, read_ir_file, verify_module
-    from tx8c.sim.reference import main_function, run_reference
+    from tx8c.sim.reference import input_names, main_function, run_reference
 
     progress = Progress(args.quiet)
     mlir = _compiled_module_path(Path(args.compiled))
     inputs_path = Path(args.inputs)
-    check_output_file(Path(args.output), inputs=[inputs_path, mlir])
+    sources = [inputs_path, mlir, mlir.parent / BIN_FILE, mlir.parent / INDEX_FILE]
+    check_output_file(Path(args.output), inputs=sources)
+    text = read_ir_file(mlir)
+    if not text.strip():
+        raise Tx8Error(f"'{mlir}' is empty; give the model.mlir that `tx8c compile` wrote.")
     loader = ConstantsLoader(mlir)  # reads and checks consts.bin while the IR is parsed
-    module = parse_module(read_ir_file(mlir), str(mlir))
+    module = parse_module(text, str(mlir))
     verify_module(module, str(mlir))
     progress(f"parsed {mlir}")
     constants = loader.container_for(module)
     if constants is not None:
         progress(f"loaded {len(constants)} constants")
     inputs = load_npz(inputs_path)
+    _check_input_names(inputs, input_names(main_function(module)), inputs_path)
     check_fits(module, "running this model")
     progress("running the reference executor")
     outputs = run_reference(module, inputs, constants)
     names = _output_names(main_function(module))
-    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=[inputs_path, mlir])
+    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=sources)
     progress(f"wrote {args.output} ({', '.join(names)})")
     return 0
+
+
+def _check_input_names(inputs: dict, names: list[str], path: Path) -> None:
+    missing = [n for n in names if n not in inputs]
+    unknown = [n for n in inputs if n not in names]
+    if missing or unknown:
+        raise Tx8Error(
+            f"the inputs in '{path}' do not match the model's: "
+            + (f"missing {missing}; " if missing else "")
+            + (f"unknown {unknown}; " if unknown else "")
+            + f"the model takes {names}, the file has {list(inputs)}."
+        )
 
 
 def _compiled_module_path(compiled: Path) -> Path:

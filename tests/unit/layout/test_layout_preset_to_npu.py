@@ -278,6 +278,7 @@ def test_which_op_classes_cannot_run_permuted() -> None:
     default = {
         "tx8be.Reshape", "tx8be.BroadCast", "tx8be.Gather", "tx8be.GatherElements",
         "tx8be.ScatterND", "tx8be.Gemm", "tx8be.Constant", "tx8be.LoadConst", "tx8be.Group",
+        "tx8be.MatMulInteger",
     }
     for cls in all_ops():
         if issubclass(cls, Tx8beOp):
