@@ -29,7 +29,9 @@ def test_report_lists_the_groups(cnn: Path, tmp_path: Path) -> None:
     report = compile_report(cnn, tmp_path / "default")
     groups = report["groups"]
     assert report["options"]["opt_group"] == "default" and report["options"]["opt_barrier"]
-    assert "group-pattern" in report["pipeline"] and "group-dag" in report["pipeline"] and report["pipeline"].endswith("group-cost")
+    pipeline = report["pipeline"]
+    assert "group-pattern" in pipeline and "group-dag" in pipeline
+    assert pipeline.endswith("group-cost")
     assert groups["count"] == len(groups["groups"]) > 0
     assert groups["boundary_bytes"] < groups["singles_boundary_bytes"]
     assert groups["barriers"] < groups["count"]
