@@ -13,8 +13,11 @@ one slice of its loop space (`tx8c.interfaces.sharding`):
   element passes for the CT, bytes for the LSU). No hardware number appears in an op:
   `tx8c.target.cost` alone turns work into cycles with a `TX8Config`.
 
-The seed's `genOpCode` (the C call of the op) belongs to code generation and is added
-with it.
+The seed's `genOpCode` is `gen_op_code(loops)`: the C call of one slice of the op, as
+plain data (`OpCode`: the C runtime's kernel function and its integer and float params,
+`tx8c/codegen/runtime/tx8c_kernels.c` documents each kernel's params). The C emitter
+writes it into a tile's instruction table; an op without a C kernel returns None and the
+emitter names it in its error.
 """
 
 from __future__ import annotations
@@ -157,7 +160,24 @@ LOW_PRECISION = frozenset({"f16", "bf16"})
 """Element types the CT computes in fp32 after converting (seed 003: BatchNorm on fp16)."""
 
 
+@dataclass(frozen=True)
+class OpCode:
+    """The C call of one slice of an op (seed 003, genOpCode): `function` is a kernel of
+    the C runtime (`op_conv`, ...); `ints` its integer params (ints, or names of the
+    runtime's enum constants such as "TX_ADD"), `floats` its float params."""
+
+    function: str
+    ints: tuple[int | str, ...] = ()
+    floats: tuple[float, ...] = ()
+
+
 class OpLib:
+    def gen_op_code(self, loops) -> OpCode | None:
+        """The C call computing the slice `loops` (a `Window` of the op's loop space)
+        exactly as `compute_slice` does; None when the C runtime has no kernel for the
+        op. Default: None."""
+        return None
+
     def query_op_attr(self) -> OpAttr:
         """The op's OpAttr; default: the seed's default struct."""
         return OpAttr()

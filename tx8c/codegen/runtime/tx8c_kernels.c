@@ -447,7 +447,7 @@ void op_gemm(const TxKernel *k, TxMachine *m, int32_t tile) {
     int32_t batch_dims[MAX_SHAPE_DIM];
     for (int32_t d = 0; d < r - 2; d++) batch_dims[d] = dims(o)[d];
     int64_t nb = tx_volume(batch_dims, r - 2);
-    TSR ab = *A, bb = *B;
+    TSR ab = *A, bb = *B; /* the batch dims alone */
     ab.shape.dim = ra - 2, bb.shape.dim = rb - 2;
     int64_t *boa = broadcast_offsets(&ab, batch_dims, r - 2);
     int64_t *bob = broadcast_offsets(&bb, batch_dims, r - 2);

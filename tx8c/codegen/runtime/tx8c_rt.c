@@ -246,42 +246,65 @@ static uint64_t i64_to_bits(int64_t v, int32_t f) {
     return (uint64_t)v; /* two's complement: the low bytes are the narrow value */
 }
 
-/* Visit every element of a TSR's window in row-major order: fn(index, address). */
-#define FOR_EACH_ELEMENT(plan, flat, addr, body)                                     \
+/* The byte address (from the TSR's memory start) of every element of its window, in
+ * row-major order; `*n` gets their count, `*item` the element size. */
+static uint8_t *element_addresses(TxMachine *m, int32_t tile, const TSR *t, int64_t **addr,
+                                  int64_t *n, int64_t *item) {
+    const L_SHAPE *s = &t->shape;
+    TxPlan p;
+    int whole = t->space == TX_DDR;
+    tx_plan(&p, whole ? s->shape_whole : s->shape_slice, s->dim, t->format, t->layout,
+            &m->config);
+    uint8_t *base = tx_base(m, tile, t, p.total);
+    *n = tx_volume(s->shape_slice, s->dim);
+    *item = p.itemsize;
+    *addr = tx_alloc((size_t)*n, sizeof(int64_t));
+    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0};
+    for (int32_t k = 0; k < s->dim; k++)
+        if (whole && (s->shape_start[k] < 0 ||
+                      s->shape_start[k] + s->shape_slice[k] > s->shape_whole[k]))
+            tx_fail("window dim %d [%d, +%d) is outside the tensor's %d", (int)k,
+                    (int)s->shape_start[k], (int)s->shape_slice[k], (int)s->shape_whole[k]);
+    for (int64_t e = 0; e < *n; e++) {
+        for (int32_t k = 0; k < s->dim; k++) at[k] = idx[k] + (whole ? s->shape_start[k] : 0);
+        (*addr)[e] = tx_element_address(&p, at);
+        for (int32_t k = s->dim - 1; k >= 0; k--) {
+            if (++idx[k] < s->shape_slice[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return base;
+}
+
+#define FOR_EACH_ELEMENT(m, tile, t, base, i, a, item, body)                        \
     do {                                                                             \
-        int64_t flat = 0;                                                            \
-        for (int64_t n_ = 0; n_ < (plan).n; n_++)                                    \
-            for (int64_t hw_ = 0; hw_ < (plan).hw; hw_++)                            \
-                for (int64_t c_ = 0; c_ < (plan).c; c_++, flat++) {                  \
-                    int64_t addr = tx_plan_address(&(plan), n_, hw_, c_);            \
-                    body;                                                            \
-                }                                                                    \
+        int64_t *addrs_, count_, item;                                               \
+        uint8_t *base = element_addresses(m, tile, t, &addrs_, &count_, &item);      \
+        for (int64_t i = 0; i < count_; i++) {                                       \
+            int64_t a = addrs_[i];                                                   \
+            body;                                                                    \
+        }                                                                            \
+        free(addrs_);                                                                \
     } while (0)
 
 double *tx_read_f64(TxMachine *m, int32_t tile, const TSR *t) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    const uint8_t *base = tx_base(m, tile, t, p.total);
-    double *out = tx_alloc((size_t)tx_volume(p.shape, p.rank), sizeof(double));
-    FOR_EACH_ELEMENT(p, i, a, out[i] = bits_to_f64(load_bits(base + a, p.itemsize), t->format));
+    double *out = tx_alloc((size_t)tx_volume(t->shape.shape_slice, t->shape.dim), sizeof(double));
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item,
+                     out[i] = bits_to_f64(load_bits(base + a, item), t->format));
     return out;
 }
 
 int64_t *tx_read_i64(TxMachine *m, int32_t tile, const TSR *t) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    const uint8_t *base = tx_base(m, tile, t, p.total);
-    int64_t *out = tx_alloc((size_t)tx_volume(p.shape, p.rank), sizeof(int64_t));
-    FOR_EACH_ELEMENT(p, i, a, out[i] = bits_to_i64(load_bits(base + a, p.itemsize), t->format));
+    int64_t *out = tx_alloc((size_t)tx_volume(t->shape.shape_slice, t->shape.dim), sizeof(int64_t));
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item,
+                     out[i] = bits_to_i64(load_bits(base + a, item), t->format));
     return out;
 }
 
 uint64_t *tx_read_raw(TxMachine *m, int32_t tile, const TSR *t) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    const uint8_t *base = tx_base(m, tile, t, p.total);
-    uint64_t *out = tx_alloc((size_t)tx_volume(p.shape, p.rank), sizeof(uint64_t));
-    FOR_EACH_ELEMENT(p, i, a, out[i] = load_bits(base + a, p.itemsize));
+    uint64_t *out = tx_alloc((size_t)tx_volume(t->shape.shape_slice, t->shape.dim),
+                             sizeof(uint64_t));
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item, out[i] = load_bits(base + a, item));
     return out;
 }
 
@@ -307,39 +330,30 @@ static int64_t combine_i64(int32_t combine, int64_t old, int64_t v) {
 
 void tx_write_f64(TxMachine *m, int32_t tile, const TSR *t, const double *v, int f64,
                   int32_t combine) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    uint8_t *base = tx_base(m, tile, t, p.total);
     int wide = f64 || t->format == TX_F64;
-    FOR_EACH_ELEMENT(p, i, a, {
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item, {
         double x = v[i];
         if (combine != TX_COMBINE_NONE) {
-            double old = bits_to_f64(load_bits(base + a, p.itemsize), t->format);
+            double old = bits_to_f64(load_bits(base + a, item), t->format);
             if (!wide) x = (float)x;
             x = combine_f64(combine, old, x);
         }
-        store_bits(base + a, f64_to_bits(x, t->format, wide), p.itemsize);
+        store_bits(base + a, f64_to_bits(x, t->format, wide), item);
     });
 }
 
 void tx_write_i64(TxMachine *m, int32_t tile, const TSR *t, const int64_t *v,
                   int32_t combine) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    uint8_t *base = tx_base(m, tile, t, p.total);
-    FOR_EACH_ELEMENT(p, i, a, {
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item, {
         int64_t x = v[i];
         if (combine != TX_COMBINE_NONE)
-            x = combine_i64(combine, bits_to_i64(load_bits(base + a, p.itemsize), t->format), x);
-        store_bits(base + a, i64_to_bits(x, t->format), p.itemsize);
+            x = combine_i64(combine, bits_to_i64(load_bits(base + a, item), t->format), x);
+        store_bits(base + a, i64_to_bits(x, t->format), item);
     });
 }
 
 void tx_write_raw(TxMachine *m, int32_t tile, const TSR *t, const uint64_t *v) {
-    TxPlan p;
-    window_plan(m, t, &p);
-    uint8_t *base = tx_base(m, tile, t, p.total);
-    FOR_EACH_ELEMENT(p, i, a, store_bits(base + a, v[i], p.itemsize));
+    FOR_EACH_ELEMENT(m, tile, t, base, i, a, item, store_bits(base + a, v[i], item));
 }
 
 /* -- numpy's pairwise summation (numpy/_core/src/umath/loops_utils.h.src) ------------ */
@@ -389,7 +403,7 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
     uint8_t *ddr = tx_base(m, tile, &d->ddr, whole.total);
     uint8_t *spm = tx_base(m, tile, &d->spm, win.total);
     int64_t count = tx_volume(w->shape_slice, w->dim);
-    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM];
+    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0};
     for (int64_t e = 0; e < count; e++) {
         for (int32_t k = 0; k < w->dim; k++) at[k] = w->shape_start[k] + idx[k];
         uint8_t *a = ddr + tx_element_address(&whole, at);

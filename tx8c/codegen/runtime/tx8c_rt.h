@@ -6,7 +6,9 @@
  * tensor in one of them: its element type (`format`), its memory layout (Tensor,
  * NTensor, Cx, NCx: the byte layouts of tx8c/target/mem_layout.py), its byte address and
  * its L_SHAPE (the whole operand's shape, where this window starts in it, the window's
- * size). The bytes at `addr` hold the window as a tensor of `shape_slice` in `layout`.
+ * size). In SPM the bytes at `addr` hold the window as a tensor of `shape_slice` in
+ * `layout`; in DDR `addr` is where the whole tensor starts and the window is read in
+ * place (an embedding table a Gather reads straight from DDR).
  *
  * Kernels compute one slice exactly as the op's `compute_slice` in Python does: they
  * read their operand windows into dense row-major arrays, compute with the same
@@ -99,9 +101,9 @@ typedef struct TxKernel {
     int32_t nfp;
     L_SHAPE loops;            /* the slice of the op's loop space */
     int32_t n_in, n_out;
-    TSR in[TX_MAX_OPERANDS];
-    TSR out[TX_MAX_RESULTS];
-    int32_t out_used[TX_MAX_RESULTS];  /* 0: the slice produces nothing of this result */
+    const TSR *in;            /* n_in operand windows */
+    const TSR *out;           /* n_out result windows */
+    const int32_t *out_used;  /* per result, 0: the slice produces nothing of it */
     int32_t combine;          /* TxCombine when the result accumulates into its buffer */
 } TxKernel;
 

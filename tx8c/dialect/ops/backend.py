@@ -65,7 +65,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
-from tx8c.interfaces.oplib import ct_work
+from tx8c.interfaces.oplib import OpCode, ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 from tx8c.interfaces.sharding import Slicer, slicer_fields
 from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
@@ -268,6 +268,10 @@ class ChannelNormOp(_IdentityOp):
     def slicer(self):
         """One CT format-conversion pass over the slice (a copy into the other layout)."""
         return ConvertSlicer(**slicer_fields(self))
+
+    def gen_op_code(self, loops):
+        """A copy: the kernel reads the operand in its layout, writes the other."""
+        return OpCode("op_copy")
 
 
 @tx8be_op

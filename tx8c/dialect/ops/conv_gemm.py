@@ -48,7 +48,7 @@ from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import Matmul, Work, volume
+from tx8c.interfaces.oplib import Matmul, OpCode, Work, volume
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
 from tx8c.interfaces.sharding import (
     Combine,
@@ -475,6 +475,24 @@ class ConvOp(ProductOp):
             out = out.transpose(0, 3, 1, 2)
         return [np.ascontiguousarray(out)]
 
+    def gen_op_code(self, loops):
+        """`op_conv` with the geometry and the padding rows of this slice (as
+        `compute_slice`), the groups the slice's weight window holds, and whether the
+        slice adds the bias (its first input-channel piece)."""
+        slicer = self.slicer()
+        _, _, top, bottom = slicer.input_rows(loops.dim(slicer.axis("H")), 0)
+        _, _, left, right = slicer.input_rows(loops.dim(slicer.axis("W")), 1)
+        groups = self.attr("groups")
+        if groups > 1:
+            out_channels = slicer.back_window(loops)[1].shape[
+                self.attr("weight_format").index("O")]
+            groups = out_channels // (slicer.geometry.c_out // groups)
+        (sh, sw), (dh, dw) = self.attr("strides"), self.attr("dilations")
+        return OpCode("op_conv", (
+            int(self.attr("data_format") == "NHWC"), int(self.attr("weight_format") == "HWOI"),
+            sh, sw, dh, dw, groups, top, left, bottom, right, int(loops.start[4] == 0),
+        ))
+
     def compute(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None):
         x, weight = upcast(x, weight)
         if self.attr("data_format") == "NCHW":
@@ -675,6 +693,15 @@ class GemmOp(ProductOp):
         a, b, *bias = operands
         first_k = loops.start[-1] == 0
         return self.compute(a, b, *(bias if first_k else ()))
+
+    def gen_op_code(self, loops):
+        """`op_gemm`: transposes, whether the slice adds the bias (its first K piece),
+        alpha and beta."""
+        return OpCode(
+            "op_gemm",
+            (int(self.attr("trans_a")), int(self.attr("trans_b")), int(loops.start[-1] == 0)),
+            (self.attr("alpha"), self.attr("beta")),
+        )
 
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)

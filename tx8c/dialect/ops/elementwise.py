@@ -36,7 +36,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import short_name, to_numpy_dtype
-from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
+from tx8c.interfaces.oplib import LOW_PRECISION, OpCode, ct_work
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -107,6 +107,12 @@ class BinaryOp(BroadcastingOp):
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
     CT_SPECIAL: ClassVar[bool] = False
     """The CT computes it as a special function (division, power), not simple arithmetic."""
+    C_OP: ClassVar[str | None] = None
+    """The op code of the C runtime's `op_binary` (None: no C kernel)."""
+
+    def gen_op_code(self, loops):
+        """`op_binary` with the op's code; the operands broadcast to the slice."""
+        return OpCode("op_binary", (self.C_OP,)) if self.C_OP else None
 
     def broadcast_result_shape(self) -> tuple[int, ...]:
         """The shape both operands broadcast to; raises when they do not."""
@@ -175,6 +181,7 @@ class AddOp(BinaryOp):
     """Element-wise Add with numpy broadcasting."""
 
     name = "tx8be.Add"
+    C_OP: ClassVar[str | None] = "TX_ADD"
     traits = traits_def(Commutative())
 
     def apply(self, a, b):
@@ -186,6 +193,7 @@ class SubOp(BinaryOp):
     """Element-wise Sub with numpy broadcasting."""
 
     name = "tx8be.Sub"
+    C_OP: ClassVar[str | None] = "TX_SUB"
 
     def apply(self, a, b):
         return np.subtract(a, b)
@@ -196,6 +204,7 @@ class MulOp(BinaryOp):
     """Element-wise Mul with numpy broadcasting."""
 
     name = "tx8be.Mul"
+    C_OP: ClassVar[str | None] = "TX_MUL"
     traits = traits_def(Commutative())
 
     def apply(self, a, b):
@@ -207,6 +216,7 @@ class DivOp(BinaryOp):
     """Element-wise Div with numpy broadcasting (integers truncate toward zero)."""
 
     name = "tx8be.Div"
+    C_OP: ClassVar[str | None] = "TX_DIV"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, a, b):
@@ -218,6 +228,7 @@ class MaxOp(BinaryOp):
     """Element-wise Max with numpy broadcasting."""
 
     name = "tx8be.Max"
+    C_OP: ClassVar[str | None] = "TX_MAX"
     traits = traits_def(Commutative())
 
     def apply(self, a, b):
@@ -229,6 +240,7 @@ class MinOp(BinaryOp):
     """Element-wise Min with numpy broadcasting."""
 
     name = "tx8be.Min"
+    C_OP: ClassVar[str | None] = "TX_MIN"
     traits = traits_def(Commutative())
 
     def apply(self, a, b):
@@ -240,6 +252,7 @@ class PowOp(BinaryOp):
     """Element-wise Pow with numpy broadcasting."""
 
     name = "tx8be.Pow"
+    C_OP: ClassVar[str | None] = "TX_POW"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, a, b):
@@ -258,6 +271,7 @@ class EqualOp(ComparisonOp):
     """Element-wise Equal with numpy broadcasting."""
 
     name = "tx8be.Equal"
+    C_OP: ClassVar[str | None] = "TX_EQUAL"
     DTYPES: ClassVar[frozenset[str] | None] = ALL_DTYPES
     traits = traits_def(Commutative())
 
@@ -270,6 +284,7 @@ class LessOp(ComparisonOp):
     """Element-wise Less with numpy broadcasting."""
 
     name = "tx8be.Less"
+    C_OP: ClassVar[str | None] = "TX_LESS"
 
     def apply(self, a, b):
         return np.less(a, b)
@@ -280,6 +295,7 @@ class LessOrEqualOp(ComparisonOp):
     """Element-wise LessOrEqual with numpy broadcasting."""
 
     name = "tx8be.LessOrEqual"
+    C_OP: ClassVar[str | None] = "TX_LESS_EQUAL"
 
     def apply(self, a, b):
         return np.less_equal(a, b)
@@ -290,6 +306,7 @@ class GreaterOp(ComparisonOp):
     """Element-wise Greater with numpy broadcasting."""
 
     name = "tx8be.Greater"
+    C_OP: ClassVar[str | None] = "TX_GREATER"
 
     def apply(self, a, b):
         return np.greater(a, b)
@@ -300,6 +317,7 @@ class GreaterOrEqualOp(ComparisonOp):
     """Element-wise GreaterOrEqual with numpy broadcasting."""
 
     name = "tx8be.GreaterOrEqual"
+    C_OP: ClassVar[str | None] = "TX_GREATER_EQUAL"
 
     def apply(self, a, b):
         return np.greater_equal(a, b)
@@ -310,6 +328,7 @@ class AndOp(BinaryOp):
     """Element-wise And with numpy broadcasting."""
 
     name = "tx8be.And"
+    C_OP: ClassVar[str | None] = "TX_AND"
     DTYPES: ClassVar[frozenset[str] | None] = BOOLS
     traits = traits_def(Commutative())
 
@@ -322,6 +341,7 @@ class OrOp(BinaryOp):
     """Element-wise Or with numpy broadcasting."""
 
     name = "tx8be.Or"
+    C_OP: ClassVar[str | None] = "TX_OR"
     DTYPES: ClassVar[frozenset[str] | None] = BOOLS
     traits = traits_def(Commutative())
 
@@ -353,6 +373,10 @@ class ModOp(BinaryOp):
         dtype = short_name(self.operands[0].type.get_element_type())
         if dtype in FLOATS and not self.attr("fmod"):
             raise self.fail(f"a {dtype} remainder needs fmod = true (ONNX Mod's rule)")
+
+    def gen_op_code(self, loops):
+        """`op_binary`: Python's remainder (TX_MOD) or C's fmod (TX_FMOD)."""
+        return OpCode("op_binary", ("TX_FMOD" if self.attr("fmod") else "TX_MOD",))
 
     def apply(self, a, b):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -404,6 +428,9 @@ class WhereOp(BroadcastingOp):
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
+    def gen_op_code(self, loops):
+        return OpCode("op_where")
+
     def slicer(self):
         """Operands follow the result (numpy broadcasting); one select pass."""
         return ElementwiseSlicer(**slicer_fields(self), special=False)
@@ -423,6 +450,19 @@ class UnaryOp(Tx8beOp):
     """False when the TX8 op library has no kernel for the op (OpAttr.has_kernel)."""
     CT_SPECIAL: ClassVar[bool] = False
     """A transcendental function (or a root or reciprocal): a special CT pass."""
+    C_OP: ClassVar[str | None] = None
+    """The op code of the C runtime's `op_unary` (None: no C kernel)."""
+
+    def gen_op_code(self, loops):
+        """`op_unary` with the op's code and its float params (`c_params`)."""
+        if self.C_OP is None:
+            return None
+        ints, floats = self.c_params()
+        return OpCode("op_unary", (self.C_OP, *ints), floats)
+
+    def c_params(self) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """The integer and float params of `op_unary` after the op code. Default: none."""
+        return (), ()
 
     def infer_shapes(self) -> list[TensorType]:
         return [self.operands[0].type]
@@ -460,6 +500,7 @@ class ReluOp(UnaryOp):
     """max(x, 0), in the type of x."""
 
     name = "tx8be.Relu"
+    C_OP: ClassVar[str | None] = "TX_RELU"
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
 
     def apply(self, x):
@@ -471,6 +512,7 @@ class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "tx8be.Sigmoid"
+    C_OP: ClassVar[str | None] = "TX_SIGMOID"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -482,6 +524,7 @@ class TanhOp(UnaryOp):
     """Element-wise Tanh."""
 
     name = "tx8be.Tanh"
+    C_OP: ClassVar[str | None] = "TX_TANH"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -493,6 +536,7 @@ class ErfOp(UnaryOp):
     """Element-wise Erf."""
 
     name = "tx8be.Erf"
+    C_OP: ClassVar[str | None] = "TX_ERF"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -528,6 +572,7 @@ class ExpOp(UnaryOp):
     """Element-wise Exp."""
 
     name = "tx8be.Exp"
+    C_OP: ClassVar[str | None] = "TX_EXP"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -539,6 +584,7 @@ class LogOp(UnaryOp):
     """Element-wise Log."""
 
     name = "tx8be.Log"
+    C_OP: ClassVar[str | None] = "TX_LOG"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -550,6 +596,7 @@ class SqrtOp(UnaryOp):
     """Element-wise Sqrt."""
 
     name = "tx8be.Sqrt"
+    C_OP: ClassVar[str | None] = "TX_SQRT"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -561,6 +608,7 @@ class RsqrtOp(UnaryOp):
     """1 / sqrt(x)."""
 
     name = "tx8be.Rsqrt"
+    C_OP: ClassVar[str | None] = "TX_RSQRT"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -572,6 +620,7 @@ class ReciprocalOp(UnaryOp):
     """1 / x."""
 
     name = "tx8be.Reciprocal"
+    C_OP: ClassVar[str | None] = "TX_RECIPROCAL"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -583,6 +632,7 @@ class AbsOp(UnaryOp):
     """Element-wise Abs."""
 
     name = "tx8be.Abs"
+    C_OP: ClassVar[str | None] = "TX_ABS"
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
 
     def apply(self, x):
@@ -594,6 +644,7 @@ class NegOp(UnaryOp):
     """-x (signed types only)."""
 
     name = "tx8be.Neg"
+    C_OP: ClassVar[str | None] = "TX_NEG"
     DTYPES: ClassVar[frozenset[str] | None] = SIGNED
 
     def apply(self, x):
@@ -605,6 +656,7 @@ class NotOp(UnaryOp):
     """Logical not of an i1 tensor."""
 
     name = "tx8be.Not"
+    C_OP: ClassVar[str | None] = "TX_NOT"
     DTYPES: ClassVar[frozenset[str] | None] = BOOLS
 
     def apply(self, x):
@@ -616,6 +668,7 @@ class SinOp(UnaryOp):
     """Element-wise Sin."""
 
     name = "tx8be.Sin"
+    C_OP: ClassVar[str | None] = "TX_SIN"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -627,6 +680,7 @@ class CosOp(UnaryOp):
     """Element-wise Cos."""
 
     name = "tx8be.Cos"
+    C_OP: ClassVar[str | None] = "TX_COS"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -638,6 +692,7 @@ class FloorOp(UnaryOp):
     """Element-wise Floor."""
 
     name = "tx8be.Floor"
+    C_OP: ClassVar[str | None] = "TX_FLOOR"
 
     def apply(self, x):
         return np.floor(x)
@@ -648,6 +703,7 @@ class CeilOp(UnaryOp):
     """Element-wise Ceil."""
 
     name = "tx8be.Ceil"
+    C_OP: ClassVar[str | None] = "TX_CEIL"
 
     def apply(self, x):
         return np.ceil(x)
@@ -658,6 +714,7 @@ class RoundOp(UnaryOp):
     """Round to the nearest integer, halves to even (ONNX Round): not floor(x + 0.5)."""
 
     name = "tx8be.Round"
+    C_OP: ClassVar[str | None] = "TX_ROUND"
 
     def apply(self, x):
         return np.rint(x)
@@ -668,6 +725,7 @@ class AtanOp(UnaryOp):
     """Arc tangent (ONNX Atan); the importer builds Asin and Acos from it and Sqrt."""
 
     name = "tx8be.Atan"
+    C_OP: ClassVar[str | None] = "TX_ATAN"
     CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
 
     def apply(self, x):
@@ -679,10 +737,14 @@ class LeakyReluOp(UnaryOp):
     """x if x >= 0 else alpha * x."""
 
     name = "tx8be.LeakyRelu"
+    C_OP: ClassVar[str | None] = "TX_LEAKY_RELU"
     alpha = float_attr(0.01)
 
     def apply(self, x):
         return np.where(x >= 0, x, x * self.attr("alpha"))
+
+    def c_params(self):
+        return (), (self.attr("alpha"),)
 
 
 @tx8be_op
@@ -690,11 +752,15 @@ class HardSigmoidOp(UnaryOp):
     """max(0, min(1, alpha * x + beta))."""
 
     name = "tx8be.HardSigmoid"
+    C_OP: ClassVar[str | None] = "TX_HARD_SIGMOID"
     alpha = float_attr(0.2)
     beta = float_attr(0.5)
 
     def apply(self, x):
         return np.clip(self.attr("alpha") * x + self.attr("beta"), 0, 1)
+
+    def c_params(self):
+        return (), (self.attr("alpha"), self.attr("beta"))
 
 
 @tx8be_op
@@ -724,6 +790,7 @@ class ClipOp(UnaryOp):
     max is allowed and makes every element the max."""
 
     name = "tx8be.Clip"
+    C_OP: ClassVar[str | None] = "TX_CLIP"
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
     min = float_attr(optional=True)
     max = float_attr(optional=True)
@@ -735,6 +802,11 @@ class ClipOp(UnaryOp):
         if hi is not None:
             x = np.minimum(x, np.asarray(hi).astype(x.dtype))
         return x
+
+    def c_params(self):
+        """Whether min and max are given, then their values (0 when absent)."""
+        lo, hi = self.attr("min"), self.attr("max")
+        return (int(lo is not None), int(hi is not None)), (lo or 0.0, hi or 0.0)
 
 
 @tx8be_op
@@ -775,6 +847,9 @@ class CastOp(UnaryOp):
         if np.issubdtype(dtype, np.integer) and not np.issubdtype(x.dtype, np.integer):
             x = np.trunc(x.astype(np.float64))  # float -> int truncates toward zero
         return [x.astype(dtype)]
+
+    def gen_op_code(self, loops):
+        return OpCode("op_cast")
 
 
 UNARY_OPS = [

@@ -39,7 +39,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8ComputeError
-from tx8c.interfaces.oplib import ALL_OPERANDS, Engine
+from tx8c.interfaces.oplib import ALL_OPERANDS, Engine, OpCode
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 from tx8c.interfaces.sharding import LoopDim, Slicer, slicer_fields
 
@@ -164,6 +164,9 @@ class GatherOp(IndexingOp):
         axis = self.data_axis()
         wrapped = self.wrap_indices(indices, np.int64(data.shape[axis]), lambda _: axis)
         return [np.take(data, wrapped, axis=axis)]
+
+    def gen_op_code(self, loops):
+        return OpCode("op_gather", (self.data_axis(),))
 
     DDR_TABLE: ClassVar[bool] = True
 

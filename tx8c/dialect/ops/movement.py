@@ -45,7 +45,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, volume
+from tx8c.interfaces.oplib import Engine, OpAttr, OpCode, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -180,6 +180,10 @@ class ReshapeOp(MovementOp):
     def compute_slice(self, loops, operands):
         return [operands[0].reshape(loops.shape)]
 
+    def gen_op_code(self, loops):
+        """The window's elements in row-major order, under the slice's shape."""
+        return OpCode("op_copy")
+
 
 @tx8be_op
 class TransposeOp(MovementOp):
@@ -230,6 +234,9 @@ class TransposeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
+    def gen_op_code(self, loops):
+        return OpCode("op_transpose", tuple(self.permutation()))
+
     def move_axes(self):
         """Input dim perm[i] follows result dim i."""
         return [inverse_permutation(self.permutation())]
@@ -278,6 +285,9 @@ class BroadCastOp(MovementOp):
     def compute_slice(self, loops, operands):
         """The window broadcast to the slice."""
         return [np.broadcast_to(operands[0], loops.shape).copy()]
+
+    def gen_op_code(self, loops):
+        return OpCode("op_broadcast")
 
 
 @tx8be_op
@@ -439,6 +449,10 @@ class SliceOp(MovementOp):
         x = x[index]  # a negative step walks the window from its end
         return [x[tuple(slice(None, None, abs(step)) for _, _, step in self.bounds())].copy()]
 
+    def gen_op_code(self, loops):
+        """The step of every dim (the window starts at the slice's first element)."""
+        return OpCode("op_slice", tuple(step for _, _, step in self.bounds()))
+
 
 # --------------------------------------------------------------------------------------
 # Concatenate, Split
@@ -495,6 +509,9 @@ class ConcatenateOp(MovementOp):
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         axis = self.axis_in_range(self.attr("axis"), inputs[0].ndim)
         return [np.concatenate(inputs, axis=axis)]
+
+    def gen_op_code(self, loops):
+        return OpCode("op_concat", (self.axis_in_range(self.attr("axis"), len(loops.shape)),))
 
     # -- slicing: each operand gives the part of the slice that falls in its range
     def slicer(self):
@@ -580,6 +597,16 @@ class SplitOp(MovementOp):
                 pieces.append(None)
             offset += n
         return pieces
+
+    def gen_op_code(self, loops):
+        """The axis, then where each result's piece starts in the window (-1: none)."""
+        axis, sizes = self.checked()
+        starts, offset = [], 0
+        for n, wanted in zip(sizes, self.slicer().result_windows(loops), strict=True):
+            starts.append(-1 if wanted is None
+                          else wanted.start[axis] + offset - loops.start[axis])
+            offset += n
+        return OpCode("op_split", (axis, *starts))
 
 
 # --------------------------------------------------------------------------------------

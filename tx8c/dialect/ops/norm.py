@@ -29,7 +29,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, volume
+from tx8c.interfaces.oplib import LOW_PRECISION, OpCode, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -134,6 +134,9 @@ class BatchNormInferenceOp(Tx8beOp):
         inv_std = 1 / np.sqrt(param(variance) + np.float32(self.attr("epsilon")))
         return [(x - param(mean)) * (inv_std * param(scale)) + param(offset)]
 
+    def gen_op_code(self, loops):
+        return OpCode("op_batchnorm", (_axis(self),), (self.attr("epsilon"),))
+
     # -- slicing (seed 003, BatchNorm's tileShardingSplit): see BatchNormSlicer
     def slicer(self):
         axis = _axis(self)
@@ -207,6 +210,14 @@ class _LastDimsNorm(Tx8beOp):
         arith, row_special = self.PASSES
         return NormSlicer.over(self, self.reduced_axes(), arith, 0, row_special)
 
+    C_KERNEL: ClassVar[str] = ""
+    """The C runtime's kernel (its params: the axis, the number of affine operands, and
+    epsilon)."""
+
+    def gen_op_code(self, loops):
+        return OpCode(self.C_KERNEL, (_axis(self), len(self.operands) - 1),
+                      (self.attr("epsilon"),))
+
 
 @tx8be_op
 class LayerNormOp(_LastDimsNorm):
@@ -221,6 +232,7 @@ class LayerNormOp(_LastDimsNorm):
     """
 
     name = "tx8be.LayerNorm"
+    C_KERNEL: ClassVar[str] = "op_layernorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?", "bias?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale", "bias")
     PASSES: ClassVar[tuple[int, int]] = (7, 1)
@@ -254,6 +266,7 @@ class RMSNormOp(_LastDimsNorm):
     """
 
     name = "tx8be.RMSNorm"
+    C_KERNEL: ClassVar[str] = "op_rmsnorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale",)
     PASSES: ClassVar[tuple[int, int]] = (4, 1)
@@ -320,6 +333,9 @@ class SoftmaxOp(Tx8beOp):
         axis = _axis(self)
         e = np.exp(x - x.max(axis=axis, keepdims=True))
         return [e / e.sum(axis=axis, keepdims=True)]
+
+    def gen_op_code(self, loops):
+        return OpCode("op_softmax", (_axis(self),))
 
 
 # --------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work, volume
+from tx8c.interfaces.oplib import OpCode, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     fit_to_same_rank_operands,
@@ -173,6 +173,22 @@ class ReduceOp(Tx8beOp):
             if piece != whole:
                 out = (out.astype(np.float32) * np.float32(piece / whole)).astype(out.dtype)
         return [out]
+
+    C_MODES: ClassVar[dict[str, str]] = {
+        "sum": "TX_R_SUM", "mean": "TX_R_MEAN", "max": "TX_R_MAX", "min": "TX_R_MIN",
+        "prod": "TX_R_PROD",
+    }
+
+    def gen_op_code(self, loops):
+        """`op_reduce`: the mode, which input dims are reduced, and the factor a mean's
+        partial sum is scaled by (the slice's share of the reduced elements)."""
+        reduced = self.reduced_axes()
+        (window,) = self.back_window(loops)
+        piece = volume(window.shape[a] for a in reduced)
+        whole = volume(self.input_shapes()[0][a] for a in reduced)
+        factor = piece / whole if self.attr("mode") == "mean" and piece != whole else 1.0
+        mask = tuple(int(a in reduced) for a in range(len(window.shape)))
+        return OpCode("op_reduce", (self.C_MODES[self.attr("mode")], *mask), (factor,))
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
@@ -425,6 +441,24 @@ class PoolOp(Tx8beOp):
         if channels_last:
             out = np.moveaxis(out, 1, -1)
         return [np.ascontiguousarray(out)]
+
+    def gen_op_code(self, loops):
+        """`op_pool`: mode, channels last, global, the spatial rank, count_include_pad,
+        then kernel, strides, dilations and the padding rows of this slice (begins, then
+        ends; as `compute_slice`)."""
+        n = self.spatial_rank()
+        head = (
+            "TX_R_MAX" if self.attr("mode") == "max" else "TX_R_MEAN",
+            int(not self.spatial_format().startswith("NC")), int(self.attr("global_pool")), n,
+            int(self.attr("count_include_pad")),
+        )
+        if self.attr("global_pool"):
+            return OpCode("op_pool", (*head, *(1,) * (3 * n), *(0,) * (2 * n)))
+        slicer = self.slicer()
+        spans = [slicer.input_span(i, loops.dim(a)) for i, a in enumerate(slicer.spatial)]
+        pads = tuple(s[2] for s in spans) + tuple(s[3] for s in spans)
+        return OpCode("op_pool", (*head, *slicer.kernel, *slicer.strides, *slicer.dilations,
+                                  *pads))
 
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:

@@ -1,0 +1,481 @@
+"""C code generation from the lowered Program (seed 003, "OpLibInterface": genOpCode,
+main.c load -> compute -> store with TSR / L_SHAPE / G_SHAPE; DESIGN.md "Backend data
+model": the cmodel and the C emitter read one Program).
+
+`emit_c(program, out_dir)` writes a C program that runs `program` on the host CPU:
+
+- `tile_<n>.c` per tile with work: per group, the tile's instructions as a table (each a
+  DMA descriptor, a kernel call or a NoC reduction, with TSR structs holding the windows,
+  layouts and addresses) and a function running it in order: the loads of a step, its
+  kernels, its stores (the seed's `while (!input_done) { load; compute; store; }`, the
+  loop unrolled into the table because the Program lists every step);
+- `host.c`: loads `consts.bin` and the inputs into DDR, runs the tiles group by group
+  (each group completes before the next starts: the barriers), writes the outputs;
+- the C runtime (`tx8c_rt.[ch]`, `tx8c_kernels.c`: layouts, DMA, one reference kernel
+  per op family) and a `Makefile`.
+
+A kernel's call comes from its op's `gen_op_code(loops)` (the OpLib interface): the
+runtime function and its params. An op without one raises `NoCKernelError` naming it.
+
+Departures from the seed: the host runs the tiles of a group one after another (a tile
+whose NoC reduction reads another tile's partial sum runs after that tile), so the C
+program checks numerics, not concurrency - missing barriers are the cmodel's to catch.
+Kernels allocate their scratch on the host heap instead of the Program's `imm` buffer.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tx8c.codegen.program import (
+    DdrRef,
+    Dma,
+    Kernel,
+    NocReduce,
+    Operand,
+    Program,
+    SpmRef,
+)
+from tx8c.errors import Tx8UnsupportedError
+from tx8c.interfaces.sharding import Window
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_FILES = ("tx8c_rt.h", "tx8c_rt.c", "tx8c_kernels.c")
+CFLAGS = ("-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off")
+EXECUTABLE = "tx8c_model"
+
+DTYPES = {
+    "f32": "TX_F32", "tf32": "TX_TF32", "f16": "TX_F16", "bf16": "TX_BF16", "f64": "TX_F64",
+    "i8": "TX_I8", "ui8": "TX_U8", "i16": "TX_I16", "i32": "TX_I32", "i64": "TX_I64",
+    "i1": "TX_BOOL",
+}
+LAYOUTS = {"Tensor": "TX_TENSOR", "NTensor": "TX_NTENSOR", "Cx": "TX_CX", "NCx": "TX_NCX"}
+COMBINES = {None: "TX_COMBINE_NONE", "sum": "TX_COMBINE_SUM", "max": "TX_COMBINE_MAX",
+            "min": "TX_COMBINE_MIN", "prod": "TX_COMBINE_PROD"}
+MAX_SHAPE_DIM = 8
+
+
+class NoCKernelError(Tx8UnsupportedError):
+    """An op of the Program has no kernel in the C runtime."""
+
+
+@dataclass(frozen=True)
+class CSources:
+    """What `emit_c` wrote: the directory, the C files, and the command that builds them."""
+
+    directory: Path
+    files: tuple[str, ...]
+
+    def compile_command(self, compiler: str = "cc") -> list[str]:
+        sources = [f for f in self.files if f.endswith(".c")]
+        return [compiler, *CFLAGS, "-o", EXECUTABLE, *sources, "-lm"]
+
+
+# --------------------------------------------------------------------------------------
+# The ops of a Program as xDSL ops
+# --------------------------------------------------------------------------------------
+
+_RESULTS = re.compile(r"^\s*(?:(%[\w.$#-]+(?:\s*,\s*%[\w.$#-]+)*|%[\w.$#-]+:\d+)\s*=\s*)?")
+
+
+def ops_from_program(program: Program) -> list:
+    """The op of each `Program.ops` entry, parsed back from its IR text (its operands
+    become arguments of a function of the operand types)."""
+    return [op_from_text(info.text) for info in program.ops]
+
+
+def op_from_text(text: str):
+    """One op from its IR text (custom or generic form), with block arguments standing
+    for its operands."""
+    from tx8c.ir import parse_module
+
+    head = _RESULTS.match(text)
+    body = text[head.end():]
+    name_end = re.match(r'\s*"?[\w.]+"?', body).end()
+    operands = _operand_names(body[name_end:])
+    types = _operand_types(text, len(operands))
+    args = ", ".join(f"{n}: {t}" for n, t in zip(operands, types, strict=True))
+    module = parse_module(f"func.func @wrap({args}) {{\n{text}\n func.return\n}}")
+    func = next(iter(module.ops))
+    return next(iter(func.body.block.ops))
+
+
+def _operand_names(rest: str) -> list[str]:
+    """The `%names` before the attribute dict, region or type signature."""
+    rest = rest.lstrip()
+    if rest.startswith("("):  # generic form
+        rest = rest[1:rest.index(")")]
+    stop = len(rest)
+    for mark in ("{", " : ", "<{", "("):
+        at = rest.find(mark)
+        if at >= 0:
+            stop = min(stop, at)
+    seen: list[str] = []
+    for name in re.findall(r"%[\w.$#-]+", rest[:stop]):
+        if name not in seen:
+            seen.append(name)
+    return seen
+
+
+def _operand_types(text: str, count: int) -> list[str]:
+    """The operand types of the trailing `: (T, ...) -> R` (or `: T -> R`) signature."""
+    depth, colon = 0, -1
+    for i, ch in enumerate(text):
+        if ch in "<({[":
+            depth += 1
+        elif ch in ">)}]" and text[i - 1] != "-":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            colon = i
+    signature = text[colon + 1:].strip()
+    arrow = signature.rfind("->")
+    inputs = signature[:arrow].strip() if arrow >= 0 else signature
+    if inputs.startswith("(") and inputs.endswith(")"):
+        inputs = inputs[1:-1]
+    types = _split_top(inputs) if inputs else []
+    if len(types) != count:
+        raise ValueError(f"cannot read {count} operand types from {signature!r}")
+    return types
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}" and text[i - 1] != "-":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+# --------------------------------------------------------------------------------------
+# C text of the Program's data
+# --------------------------------------------------------------------------------------
+
+
+def _ints(values: Sequence[int | str]) -> str:
+    return "{" + ", ".join(str(v) for v in values) + "}" if values else "{0}"
+
+
+def _l_shape(whole: Sequence[int], window: Window) -> str:
+    rank = len(whole)
+    if rank > MAX_SHAPE_DIM:
+        raise NoCKernelError(f"a tensor of rank {rank} exceeds the C runtime's "
+                             f"MAX_SHAPE_DIM ({MAX_SHAPE_DIM})")
+    shape = window.shape
+    return (f"{{{_ints(whole)}, {_ints(window.start)}, {_ints(shape)}, {_ints(shape)}, "
+            f"{rank}}}")
+
+
+def _tsr(dtype: str, layout: str, space: str, addr: int, whole, window: Window) -> str:
+    if dtype not in DTYPES:
+        raise NoCKernelError(f"element type {dtype} has no C runtime type")
+    return (f"{{{DTYPES[dtype]}, {LAYOUTS[layout]}, {space}, {addr}u, "
+            f"{_l_shape(tuple(whole), window)}}}")
+
+
+def _c_float(v: float) -> str:
+    r = repr(float(v))
+    if r in ("inf", "-inf", "nan"):
+        return {"inf": "INFINITY", "-inf": "-INFINITY", "nan": "NAN"}[r]
+    return r
+
+
+class _TileWriter:
+    """The C tables and functions of one tile."""
+
+    def __init__(self, program: Program, ops: Sequence, tile: int):
+        self.program, self.ops, self.tile = program, ops, tile
+        self.decls: list[str] = []
+        self.functions: list[str] = []
+        self.counter = 0
+
+    def _name(self, kind: str) -> str:
+        self.counter += 1
+        return f"t{self.tile}_{kind}{self.counter}"
+
+    def group(self, group_id: int, instructions) -> str:
+        """The function running this tile's part of a group; returns its name."""
+        entries = [self._instruction(group_id, i, ins) for i, ins in enumerate(instructions)]
+        table = f"g{group_id}_t{self.tile}_code"
+        self.decls.append(f"/* group {group_id}, tile {self.tile}: {len(entries)} instructions "
+                          "(load -> compute -> store per step) */\n"
+                          f"static const TxInstr {table}[] = {{\n  "
+                          + ",\n  ".join(entries) + "\n};")
+        function = f"tile_{self.tile}_group_{group_id}"
+        self.functions.append(
+            f"void {function}(TxMachine *m) {{\n"
+            f"    tx_run(m, {group_id}, {self.tile}, {table}, "
+            f"(int32_t)(sizeof {table} / sizeof {table}[0]));\n}}")
+        return function
+
+    def _instruction(self, group_id: int, index: int, ins) -> str:
+        if isinstance(ins, Dma):
+            return f"{{TX_I_DMA, &{self._dma(ins)}, 0, 0}}"
+        if isinstance(ins, Kernel):
+            return f"{{TX_I_KERNEL, 0, &{self._kernel(group_id, index, ins)}, 0}}"
+        if isinstance(ins, NocReduce):
+            return f"{{TX_I_NOC, 0, 0, &{self._noc(ins)}}}"
+        raise TypeError(f"unknown instruction {ins!r}")
+
+    def _dma(self, dma: Dma) -> str:
+        tensor = self.program.tensor(dma.tensor)
+        name = self._name("dma")
+        ddr = _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
+                   dma.window)
+        spm = self._spm(dma.spm, dma.window.shape, Window.whole(dma.window.shape))
+        self.decls.append(f"static const TxDma {name} = {{{int(dma.lane == 'st')}, "
+                          f"{_c_string(dma.tensor)}, {ddr}, {spm}}};")
+        return name
+
+    def _spm(self, ref: SpmRef, whole, window: Window) -> str:
+        if tuple(ref.shape) != tuple(window.shape):
+            raise ValueError(f"SPM buffer of shape {list(ref.shape)} holds a window of shape "
+                             f"{list(window.shape)}")
+        return _tsr(ref.dtype, ref.layout, "TX_SPM", ref.addr, whole, window)
+
+    def _operand(self, operand: Operand, whole) -> str:
+        if isinstance(operand.ref, DdrRef):
+            tensor = self.program.tensor(operand.ref.tensor)
+            return _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
+                        operand.window)
+        return self._spm(operand.ref, whole, operand.window)
+
+    def _kernel(self, group_id: int, index: int, kernel: Kernel) -> str:
+        op = self.ops[kernel.op]
+        info = self.program.ops[kernel.op]
+        code = op.gen_op_code(kernel.loops)
+        if code is None:
+            raise NoCKernelError(
+                f"op '{op.name}' ({info.name}, group {group_id}, node {info.node}) has no "
+                "kernel in the C runtime (tx8c/codegen/runtime/tx8c_kernels.c); run the "
+                "model with --backend reference or cmodel")
+        name = self._name("k")
+        whole_in = [tuple(v.type.get_shape()) for v in op.operands]
+        whole_out = [tuple(r.type.get_shape()) for r in op.results]
+        ins = [self._operand(o, w) for o, w in zip(kernel.operands, whole_in, strict=True)]
+        outs, used = [], []
+        for result, whole in zip(kernel.results, whole_out, strict=True):
+            if result is None:  # nothing of it: a placeholder the kernel skips
+                outs.append(_tsr("i8", "Tensor", "TX_SPM", 0, whole, Window.whole(whole)))
+                used.append(0)
+            else:
+                outs.append(self._spm(result.ref, whole, result.window))
+                used.append(1)
+        combine = op.slicer().combine if kernel.accumulate else None
+        decls = [
+            f"static const int64_t {name}_ip[] = {_ints(code.ints)};",
+            f"static const double {name}_fp[] = "
+            f"{_ints([_c_float(f) for f in code.floats])};",
+            f"static const TSR {name}_in[] = {{\n    " + ",\n    ".join(ins) + "};"
+            if ins else f"static const TSR {name}_in[1];",
+            f"static const TSR {name}_out[] = {{\n    " + ",\n    ".join(outs) + "};",
+            f"static const int32_t {name}_used[] = {_ints(used)};",
+            f"static const TxKernel {name} = {{{code.function}, "
+            f"{_c_string(f'{op.name} ({info.name})')}, {name}_ip, {len(code.ints)}, "
+            f"{name}_fp, {len(code.floats)}, {_l_shape(kernel.loops.stop, kernel.loops)}, "
+            f"{len(ins)}, {len(outs)}, {name}_in, {name}_out, {name}_used, "
+            f"{COMBINES[None if combine is None else str(combine)]}}};",
+        ]
+        self.decls.extend(decls)
+        return name
+
+    def _noc(self, noc: NocReduce) -> str:
+        name = self._name("noc")
+        src = self._spm(noc.source, noc.source.shape, Window.whole(noc.source.shape))
+        dst = self._spm(noc.target, noc.target.shape, Window.whole(noc.target.shape))
+        self.decls.append(f"static const TxNoc {name} = {{{noc.source_tile}, {src}, {dst}, "
+                          f"{COMBINES[noc.combine]}}};")
+        return name
+
+    def text(self) -> str:
+        return "\n".join([
+            f"/* tile {self.tile}: generated by tx8c (tx8c/codegen/emit_c.py) */",
+            '#include "tx8c_rt.h"', "#include <math.h>", "",
+            *self.decls, "", *self.functions, "",
+        ])
+
+
+def _c_string(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# --------------------------------------------------------------------------------------
+# Ordering the tiles of a group, host.c, Makefile
+# --------------------------------------------------------------------------------------
+
+
+def tile_order(group) -> list[int]:
+    """The tiles of a group in an order where every tile runs after the tiles whose SPM
+    its NoC reductions read."""
+    sources = {
+        t.tile: {i.source_tile for i in t.instructions if isinstance(i, NocReduce)}
+        for t in group.tiles
+    }
+    order: list[int] = []
+    while len(order) < len(sources):
+        ready = [t for t, needs in sources.items()
+                 if t not in order and needs <= set(order) | {t}]
+        if not ready:
+            raise ValueError(f"group {group.group_id}: the tiles' NoC reductions wait on "
+                             "each other in a cycle")
+        order.extend(sorted(ready))
+    return order
+
+
+def _config_init(config: dict) -> str:
+    from tx8c.target.config import TX8Config
+
+    cfg = TX8Config(**{k: v for k, v in config.items() if k in TX8Config.__dataclass_fields__})
+    pf, pi = cfg.channel_pad_steps_float, cfg.channel_pad_steps_int8
+    return (f"{{{cfg.batch_align_bytes}, {cfg.channel_block_float}, {cfg.channel_block_int8}, "
+            f"{_ints(pf)}, {len(pf)}, {_ints(pi)}, {len(pi)}}}"), cfg
+
+
+def _host(program: Program, calls: list[tuple[int, list[str]]], consts_base: int) -> str:
+    config, cfg = _config_init(program.config)
+    decls = sorted({f"void {fn}(TxMachine *m);" for _, fns in calls for fn in fns})
+    runs = []
+    for group_id, fns in calls:
+        runs.append(f"    /* group {group_id} */")
+        runs.extend(f"    {fn}(&m);" for fn in fns)
+    inputs = [program.tensor(n) for n in program.inputs]
+    outputs = [program.tensor(n) for n in program.outputs]
+    io = "\n".join(
+        [f"    load_file(&m, dir, \"input_{i}.bin\", {t.offset}u, {t.size}u);"
+         for i, t in enumerate(inputs)])
+    out = "\n".join(
+        [f"    save_file(&m, dir, \"output_{i}.bin\", {t.offset}u, {t.size}u);"
+         for i, t in enumerate(outputs)])
+    return f"""/* host: generated by tx8c (tx8c/codegen/emit_c.py). Usage: {EXECUTABLE} DIR
+ * reads DIR/consts.bin (the constants' DDR image, placed at {consts_base}) and
+ * DIR/input_<i>.bin (each input's bytes in its DDR layout), runs every group in program
+ * order (a group completes on every tile before the next starts: the barriers) and
+ * writes DIR/output_<i>.bin. */
+#include "tx8c_rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+{chr(10).join(decls)}
+
+static FILE *open_in(const char *dir, const char *name, const char *mode) {{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, mode);
+    if (!f) {{
+        fprintf(stderr, "tx8c host: cannot open %s\\n", path);
+        exit(2);
+    }}
+    return f;
+}}
+
+/* `size` 0: the whole file */
+static void load_file(TxMachine *m, const char *dir, const char *name, uint64_t at,
+                      uint64_t size) {{
+    FILE *f = open_in(dir, name, "rb");
+    if (!size) {{
+        fseek(f, 0, SEEK_END);
+        size = (uint64_t)ftell(f);
+        fseek(f, 0, SEEK_SET);
+    }}
+    if (at > m->ddr_bytes || size > m->ddr_bytes - at) {{
+        fprintf(stderr, "tx8c host: %s does not fit in DDR at %llu\\n", name,
+                (unsigned long long)at);
+        exit(2);
+    }}
+    size_t got = fread(m->ddr + at, 1, (size_t)size, f);
+    if (got != size || fgetc(f) != EOF) {{
+        fprintf(stderr, "tx8c host: %s has not %llu bytes\\n", name, (unsigned long long)size);
+        exit(2);
+    }}
+    fclose(f);
+}}
+
+static void save_file(TxMachine *m, const char *dir, const char *name, uint64_t at,
+                      uint64_t size) {{
+    FILE *f = open_in(dir, name, "wb");
+    if (fwrite(m->ddr + at, 1, (size_t)size, f) != size) {{
+        fprintf(stderr, "tx8c host: cannot write %s\\n", name);
+        exit(2);
+    }}
+    fclose(f);
+}}
+
+int main(int argc, char **argv) {{
+    if (argc != 2) {{
+        fprintf(stderr, "usage: %s DIR\\n", argv[0]);
+        return 2;
+    }}
+    const char *dir = argv[1];
+    TxMachine m;
+    memset(&m, 0, sizeof m);
+    m.config = (TxConfig){config};
+    m.ddr_bytes = {max(program.ddr_bytes, 1)}u;
+    m.ddr = tx_alloc((size_t)m.ddr_bytes, 1);
+    m.tiles = {cfg.tiles_per_chip};
+    m.spm_bytes = {cfg.spm_bytes_per_tile}u;
+    m.spm = tx_alloc((size_t)m.tiles, sizeof(uint8_t *));
+    for (int32_t t = 0; t < m.tiles; t++) m.spm[t] = tx_alloc((size_t)m.spm_bytes, 1);
+    load_file(&m, dir, "consts.bin", {consts_base}u, 0);
+{io}
+{chr(10).join(runs)}
+{out}
+    for (int32_t t = 0; t < m.tiles; t++) free(m.spm[t]);
+    free(m.spm);
+    free(m.ddr);
+    return 0;
+}}
+"""
+
+
+def consts_base(program: Program) -> int:
+    """Where the constants' image starts in DDR (its first constant)."""
+    return min((t.offset for t in program.tensors if t.kind == "constant"), default=0)
+
+
+def emit_c(program: Program, out_dir: str | Path, ops: Sequence | None = None) -> CSources:
+    """Write the C program of `program` into `out_dir` (see the module docstring).
+
+    `ops`: the xDSL op of each `program.ops` entry (parsed from their IR text when not
+    given). Raises `NoCKernelError` for an op the C runtime has no kernel for.
+    """
+    out = Path(out_dir)
+    ops = list(ops) if ops is not None else ops_from_program(program)
+    writers: dict[int, _TileWriter] = {}
+    calls: list[tuple[int, list[str]]] = []
+    for group in program.groups:
+        by_tile = {t.tile: t for t in group.tiles}
+        fns = []
+        for tile in tile_order(group):
+            writer = writers.setdefault(tile, _TileWriter(program, ops, tile))
+            fns.append(writer.group(group.group_id, by_tile[tile].instructions))
+        calls.append((group.group_id, fns))
+    out.mkdir(parents=True, exist_ok=True)
+    files = []
+    for name in RUNTIME_FILES:
+        shutil.copyfile(RUNTIME_DIR / name, out / name)
+        files.append(name)
+    for tile, writer in sorted(writers.items()):
+        (out / f"tile_{tile}.c").write_text(writer.text())
+        files.append(f"tile_{tile}.c")
+    (out / "host.c").write_text(_host(program, calls, consts_base(program)))
+    files.append("host.c")
+    sources = CSources(out, tuple(files))
+    (out / "Makefile").write_text(_makefile(sources))
+    return sources
+
+
+def _makefile(sources: CSources) -> str:
+    objects = " ".join(f for f in sources.files if f.endswith(".c"))
+    return (f"# generated by tx8c: make CC=gcc\nCC ?= cc\nCFLAGS = {' '.join(CFLAGS)}\n\n"
+            f"{EXECUTABLE}: {objects} tx8c_rt.h\n\t$(CC) $(CFLAGS) -o $@ {objects} -lm\n")
