@@ -618,9 +618,9 @@ static Rows reduction_rows(const int32_t *shape, int32_t r, const int *reduced) 
      * trailing ones: they coalesce into one contiguous inner loop */
     rows.pairwise = 1;
     for (int32_t d = 0; d < r; d++)
-        if (!reduced[d] && shape[d] != 1)
+        if (reduced[d] && shape[d] != 1)
             for (int32_t e = d + 1; e < r; e++)
-                if (reduced[e] && shape[e] != 1) rows.pairwise = 0;
+                if (!reduced[e] && shape[e] != 1) rows.pairwise = 0;
     rows.elems = tx_alloc((size_t)(rows.outer * rows.len), sizeof(int64_t));
     for (int64_t o = 0; o < rows.outer; o++) {
         int64_t base = 0, rem = o;

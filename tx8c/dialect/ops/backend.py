@@ -232,6 +232,11 @@ class _IdentityOp(Tx8beOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x]
 
+    def gen_op_code(self, loops):
+        """A copy of the window (ChannelNorm: read in one layout family, written in the
+        other; the TSRs carry the layouts)."""
+        return OpCode("op_copy")
+
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
     infer_operand_layouts = fit_to_operands
@@ -268,10 +273,6 @@ class ChannelNormOp(_IdentityOp):
     def slicer(self):
         """One CT format-conversion pass over the slice (a copy into the other layout)."""
         return ConvertSlicer(**slicer_fields(self))
-
-    def gen_op_code(self, loops):
-        """A copy: the kernel reads the operand in its layout, writes the other."""
-        return OpCode("op_copy")
 
 
 @tx8be_op
