@@ -55,6 +55,7 @@ class Progress:
 # --------------------------------------------------------------------------------------
 
 
+PROGRAM_FILE = "program.json"
 STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 """The names of the stage dumps in OUT/stages (nothing else is ever written there)."""
 
@@ -67,7 +68,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     progress = Progress(args.quiet or args.json)
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=["model.mlir", "report.json", BIN_FILE, INDEX_FILE])
+                    planned=["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE])
     out.check()
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
@@ -81,6 +82,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = run_pipeline(result.module, options, after_each)
+    program = _lower(result.module, progress)
     consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
@@ -104,18 +106,50 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "layout": _layout_stats(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
+        "ddr": _ddr_stats(result.module),
+        "program": {"groups": len(program.groups), "instructions": program.instruction_count(),
+                    "ddr_bytes": program.ddr_bytes},
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
     out.add("model.mlir", print_module(result.module))
     for i, (name, text) in enumerate(stages):
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
+    out.add(PROGRAM_FILE, json.dumps(program.as_dict(), separators=(",", ":")) + "\n")
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     out.commit()
     progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
+
+
+def _lower(module, progress):
+    """The Program of the compiled module (tx8c.codegen.lower)."""
+    from tx8c.codegen.lower import lower_module
+
+    program = lower_module(module)
+    progress(f"lowered to {program.instruction_count()} instructions")
+    return program
+
+
+def _ddr_stats(module) -> dict:
+    """The DDR placement: variables peak beside its lower bound, constants, bank cost."""
+    from tx8c.analysis.ddr_tensors import read_placement
+
+    placement = read_placement(module)
+    if placement is None:
+        return {}
+    return {
+        "opt_ddr": placement.opt_ddr, "align": placement.align,
+        "constants_bytes": placement.constants_bytes,
+        "variables_base": placement.variables_base,
+        "variables_peak": placement.peak, "variables_lower_bound": placement.lower_bound,
+        "peak_over_bound": round(placement.peak / placement.lower_bound, 4)
+        if placement.lower_bound else 1.0,
+        "total_bytes": placement.total_bytes, "reorder_bytes": placement.reorder_bytes,
+        "tensors": len(placement.values),
+    }
 
 
 def _layout_stats(module) -> dict:

@@ -44,7 +44,8 @@ from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
 from tx8c.slicing.space import ranked_shardings, tiles_used
 from tx8c.slicing.steps import anchor_granules, tiles
-from tx8c.target.config import DEFAULT_CONFIG, TX8Config
+from tx8c.target.config import TX8Config
+from tx8c.target.config import target_config as target_config
 
 PLAN_ATTR = "tx8c.plan"
 STATS_ATTR = "tx8c.slicing"
@@ -86,17 +87,6 @@ class GroupCostPass(ModulePass):
             write_plan(group, spec, plan, template, config)
             rows.append(group_row(group, spec, plan, template))
         op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows), sort_keys=True))
-
-
-def target_config(module: ModuleOp) -> TX8Config:
-    """The TX8Config the module was compiled for (module attribute `tx8c.target`, JSON of
-    the fields that differ from the default), else the default."""
-    attr = module.attributes.get("tx8c.target")
-    if attr is None:
-        return DEFAULT_CONFIG
-    from dataclasses import replace
-
-    return replace(DEFAULT_CONFIG, **json.loads(attr.data))
 
 
 def groups_to_slice(module: ModuleOp) -> list[GroupOp]:
