@@ -62,6 +62,7 @@ from tx8c.errors import Tx8Error
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window
 from tx8c.interfaces.traits import ReadsConstContainer
+from tx8c.slicing.evaluate import frame_schedule
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.steps import Tile, downstream_of, steps, tiles
@@ -265,14 +266,20 @@ class GroupLowering:
         self.reduce_node = cut.node if cut is not None else None
         self.late = downstream_of(spec, cut.node) if cut is not None else set()
         self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
+        self.starts, self.period = frame_schedule(spec, plan.candidate, config)
 
     # -- one tile ------------------------------------------------------------------------
     def tile(self, tile: Tile, shares: list[Tile]) -> tuple[Instruction, ...]:
+        """The tile's instructions, generated step by step in node order (the order of
+        the values' semantics), then ordered by the time the schedule gives each
+        (`evaluate.frame_schedule`: (step + stage) * period + start in the frame)."""
         state = _TileState()
+        keys = []
         for step in steps(self.spec, self.plan.candidate, tile, self.config):
             for node in self.spec.nodes:
                 if not step.runs[node.index]:
                     continue
+                before = len(state.out)
                 loops = step.windows.loops[node.index]
                 if node.kind == "load":
                     self._load(node, loops, state, step.index)
@@ -282,7 +289,18 @@ class GroupLowering:
                     self._kernel(node, loops, state, step)
                 if node.index == self.reduce_node:
                     self._after_reduce(node, loops, tile, shares, state, step)
-        return tuple(state.out)
+                at = ((step.index + self.plan.stages[node.index]) * self.period
+                      + self.starts.get(node.index, 0))
+                keys += [(at, node.index, k) for k in range(before, len(state.out))]
+        order = [k for _, _, k in sorted(keys)]
+        position = {k: i for i, k in enumerate(order)}
+        for key, (ref, k) in list(self.partials.items()):
+            if key[0] == tile.index:
+                self.partials[key] = (ref, position[k])
+        return tuple(self._renumber(state.out[k], position) for k in order)
+
+    def _renumber(self, ins: Instruction, position: dict[int, int]) -> Instruction:
+        return ins  # NocReduce.after already names the source tile's final order
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
         found = state.where.get(ref)

@@ -619,3 +619,14 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         engines=tuple(EngineTime(lane, busy[lane]) for lane in LANES if busy[lane]),
         ddr_bytes=ddr_bytes,
     )
+
+
+def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
+                   ) -> tuple[dict[int, int], int]:
+    """Each node's start within a frame of the schedule the SPM allocation assumed, and
+    the frame length: a node run at step s happens at (s + stage) * period + start. The
+    lowered Program orders each tile's instructions by that time, so the buffers the
+    allocator let share bytes are never live at once in the Program's order either."""
+    split = data_split(spec, cand, config)
+    starts, _, period = _frame_times(spec, tasks(spec, cand, split, config))
+    return starts, period
