@@ -297,10 +297,7 @@ class GroupLowering:
         for key, (ref, k) in list(self.partials.items()):
             if key[0] == tile.index:
                 self.partials[key] = (ref, position[k])
-        return tuple(self._renumber(state.out[k], position) for k in order)
-
-    def _renumber(self, ins: Instruction, position: dict[int, int]) -> Instruction:
-        return ins  # NocReduce.after already names the source tile's final order
+        return tuple(state.out[k] for k in order)
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
         found = state.where.get(ref)

@@ -113,6 +113,7 @@ class Timing:
     busy: dict[str, int]
     """Busy cycles per engine lane, summed over the tiles."""
     ddr_bytes: int
+    """Bytes the DMAs moved between DDR and SPM."""
     instructions: int
 
 
@@ -121,16 +122,19 @@ class CModelV2:
     `program.ops` (`resolve_ops`), for their `compute_slice`, `work` and `combine`;
     `constants`: the ConstContainer the program's constant tensors come from."""
 
-    def __init__(self, program: Program, ops: Sequence, constants=None):
+    def __init__(self, program: Program, ops: Sequence, constants=None,
+                 functional: bool = True):
         self.program = program
+        self.functional = functional
         self.config = _config(program)
         self.ops = list(ops)
         self.slicers = [op.slicer() for op in self.ops]
         self.container = constants
-        self.ddr = np.zeros(program.ddr_bytes, np.uint8)
+        self.ddr = np.zeros(program.ddr_bytes if functional else 0, np.uint8)
         variables = [t for t in program.tensors if t.kind not in ("constant", "alias")]
         self.var_base = min((t.offset for t in variables), default=program.ddr_bytes)
-        self.tags = np.full(max(0, program.ddr_bytes - self.var_base), -1, np.int32)
+        self.tags = np.full(max(0, program.ddr_bytes - self.var_base) if functional else 0,
+                            -1, np.int32)
         self.tag_of = {t.name: i for i, t in enumerate(program.tensors)}
         for t in program.tensors:
             if t.kind == "alias":
@@ -266,6 +270,10 @@ class CModelV2:
         self.load_inputs(inputs)
         timing = _Simulation(self).run()
         return self.outputs(), timing
+
+    def timing(self) -> Timing:
+        """The timing alone (no bytes move; durations do not depend on the data)."""
+        return _Simulation(self).run()
 
     # -- the effect of one instruction (reads now, writes at `commit`) ------------------------
     def start(self, op: _Op, where: str):
@@ -511,7 +519,8 @@ class _Simulation:
                 where = (f"group {self.program.groups[op.group].group_id}, tile {op.tile}, "
                          f"step {op.ins.step}, instruction {op.index} ({op.ins.kind} "
                          f"{op.lane})")
-                op.commit = self.model.start(op, where)
+                if self.model.functional:
+                    op.commit = self.model.start(op, where)
                 if op.stream:
                     heapq.heappush(setup_done, (now + op.fixed, op.gid))
                 else:
@@ -521,8 +530,9 @@ class _Simulation:
             nonlocal finished, done_epochs
             op = ops[gid]
             op.finish = now
-            op.commit()
-            op.commit = None
+            if op.commit is not None:
+                op.commit()
+                op.commit = None
             busy[op.lane] = busy.get(op.lane, 0.0) + (now - op.start)
             lane_busy[(op.tile, op.lane)] = False
             for u in op.users:
@@ -573,18 +583,24 @@ class _Simulation:
         return self._timing(busy)
 
     def _timing(self, busy: dict[str, float]) -> Timing:
-        spans: dict[int, list[float]] = {}
+        """A group's latency: the longest time one of its tiles spends in it (first
+        start to last finish on that tile), which excludes the time a tile waits for
+        other groups of its epoch sharing it."""
+        spans: dict[tuple[int, int], list[float]] = {}
         for op in self.ops:
             gid = self.program.groups[op.group].group_id
-            span = spans.setdefault(gid, [op.start, op.finish])
+            span = spans.setdefault((gid, op.tile), [op.start, op.finish])
             span[0], span[1] = min(span[0], op.start), max(span[1], op.finish)
+        group_cycles: dict[int, int] = {}
+        for (gid, _), (a, b) in spans.items():
+            group_cycles[gid] = max(group_cycles.get(gid, 0), int(np.ceil(b - a)))
         total = max((op.finish for op in self.ops), default=0.0)
         return Timing(
             cycles=int(np.ceil(total)),
-            group_cycles={g: int(np.ceil(b - a)) for g, (a, b) in spans.items()},
+            group_cycles=group_cycles,
             group_estimates={g.group_id: g.estimate_cycles for g in self.program.groups},
             busy={lane: int(np.ceil(v)) for lane, v in sorted(busy.items())},
-            ddr_bytes=self.model.ddr_moved,
+            ddr_bytes=sum(op.stream for op in self.ops),
             instructions=len(self.ops),
         )
 
@@ -618,6 +634,31 @@ def run_program(program: Program, module, inputs, constants=None
     """Run `program` (lowered from `module`) on `inputs`: outputs and timing."""
     model = CModelV2(program, resolve_ops(program, module), constants)
     return model.run(inputs)
+
+
+def simulate(program: Program, module) -> Timing:
+    """The timing of `program` alone (no data)."""
+    return CModelV2(program, resolve_ops(program, module), functional=False).timing()
+
+
+def timing_report(timing: Timing, config: TX8Config | None = None) -> dict:
+    """The simulated latency beside the estimate, per model and per group."""
+    estimate = sum(timing.group_estimates.values())
+    groups = []
+    for gid, simulated in sorted(timing.group_cycles.items()):
+        est = timing.group_estimates.get(gid, 0)
+        groups.append({"group": gid, "estimate_cycles": est, "simulated_cycles": simulated,
+                       "ratio": round(est / simulated, 4) if simulated else None})
+    out = {
+        "simulated_cycles": timing.cycles, "estimate_cycles": estimate,
+        "estimate_over_simulated": round(estimate / timing.cycles, 4) if timing.cycles
+        else None,
+        "engine_busy_cycles": timing.busy, "ddr_bytes": timing.ddr_bytes,
+        "instructions": timing.instructions, "groups": groups,
+    }
+    if config is not None:
+        out["simulated_seconds"] = timing.cycles / config.clock_hz
+    return out
 
 
 def run_cmodel_v2(module, inputs, constants=None) -> tuple[list[np.ndarray], Timing]:

@@ -466,24 +466,32 @@ def _inplace_owner(spec, node, ref, users, split, config) -> ValueRef | None:
 
 
 def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
-              pipelined: bool) -> list[Buffer]:
+              pipelined: bool, accumulating: tuple[int, int] | None = None) -> list[Buffer]:
     """Each buffer copy's live intervals over an unrolled stretch of the schedule.
 
     Time is frames of one period: a value read in the frame that produces it lives from
     its producer's start to its last reader's end (the dependency orders them); a value
     read in a later frame (another stage, or later steps of a hoisted value) lives until
-    the end of the last frame that reads it, whatever the order of the engines there."""
+    the end of the last frame that reads it, whatever the order of the engines there.
+    `accumulating` = (node, pieces): that node's result is a partial sum accumulated over
+    `pieces` consecutive steps (a reduction cut in time), so one copy serves all of them
+    and lives from the first piece to the readers of the complete sum."""
     task_of = {t.node: t for t in ts if t.lane != "noc"}
     starts, ends, period = _frame_times(spec, ts)
     depth = 3 if pipelined else 1
     unroll = min(steps, depth + 4)
+    if accumulating is not None:  # every copy of the partial sum recurs in the stretch
+        unroll = min(steps, max(unroll, 2 * accumulating[1] + depth))
     buffers = []
     for v in values:
         producer = task_of[v.node]
         last = max((task_of[u].stage for u in v.readers if u in task_of), default=producer.stage)
         span = last - producer.stage + 1
-        copies = 1 if producer.count == 1 else max(1, min(span, depth))
-        every = max(1, steps // max(1, producer.count))
+        count = producer.count
+        if accumulating is not None and v.node == accumulating[0] and v.kind == "value":
+            count = max(1, count // accumulating[1])
+        copies = 1 if count == 1 else max(1, min(span, depth))
+        every = max(1, steps // max(1, count))
         per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
         runs = 0
         for step in range(0, unroll, every):
@@ -500,6 +508,14 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
             if live:
                 buffers.append(Buffer(f"{v.name}#{c}", v.size, tuple(_merge(live))))
     return buffers
+
+
+def accumulating(cand: Candidate) -> tuple[int, int] | None:
+    """(node, pieces) when the candidate accumulates a partial sum over `pieces`
+    consecutive steps (its reduction cut in time), else None."""
+    if cand.reduce is None or math.prod(cand.reduce.split) <= 1:
+        return None
+    return cand.reduce.node, math.prod(cand.reduce.split)
 
 
 def _merge(intervals):
@@ -562,7 +578,7 @@ def live_buffers(spec: GroupSpec, cand: Candidate, config: TX8Config) -> list[Bu
     split = data_split(spec, cand, config)
     ts = tasks(spec, cand, split, config)
     return lifetimes(spec, ts, spm_buffers(spec, split, ts, config), split.steps,
-                     cand.pipelined)
+                     cand.pipelined, accumulating(cand))
 
 
 class Evaluator:
@@ -585,7 +601,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     ts = tasks(spec, cand, split, config)
     total, busy = estimate(spec, ts, split.steps, cand.pipelined)
     values = spm_buffers(spec, split, ts, config)
-    buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined)
+    buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
     capacity = config.spm_bytes_per_tile
     bound = max_live(buffers, align)
