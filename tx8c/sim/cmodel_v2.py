@@ -21,7 +21,10 @@ bytes into the owner's. The outputs are read back from DDR.
   layout): a buffer partly overwritten by another, live at the same time, is an error;
 - DDR: every byte of the variables region remembers the tensor last stored there; a
   load must find its tensor's bytes (a load that runs before the store of the tensor it
-  reads - a missing barrier - or at the wrong offset is an error), outputs too.
+  reads - a missing barrier - or at the wrong offset is an error), outputs too;
+- races: groups of one barrier epoch may run at once, so one of them reading or writing
+  a tensor another writes is an error before anything runs (`check_epochs`), whatever
+  order the timing happens to give them.
 
 **Timing** (independent of the estimate; per-instruction durations from
 `tx8c.target.cost`): every tile has lanes ld, st, ne, ct, tdma, noc, each running its
@@ -187,6 +190,21 @@ class CModelV2:
         owner[lo:hi] = writer
         self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
 
+    def write_spm_part(self, tile: int, ref: SpmRef, held: Window, window: Window,
+                       piece: np.ndarray, writer: int, where: str) -> None:
+        """Write the elements of `window` of a buffer holding `held` (the bytes of the
+        rest of the buffer keep what they held)."""
+        lo, _ = self._range(ref, where)
+        spm, owner = self._tile(tile)
+        itemsize = resolve_dtype(ref.dtype).itemsize
+        starts = lo + _amap(ref.shape, ref.dtype, ref.layout, self.config)[
+            window.shifted(held.start).slices()]
+        index = (starts[..., None] + np.arange(itemsize)).ravel()
+        data = np.ascontiguousarray(piece, resolve_dtype(ref.dtype).dtype)
+        spm[index] = data.view(np.uint8).ravel()
+        owner[index] = writer
+        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+
     def scratch(self, tile: int, ref: SpmRef, where: str) -> None:
         lo, hi = self._range(ref, where)
         spm, owner = self._tile(tile)
@@ -266,7 +284,37 @@ class CModelV2:
         return out
 
     # -- running -------------------------------------------------------------------------
+    def check_epochs(self) -> None:
+        """Groups of one barrier epoch may run at once: none may read a DDR tensor another
+        of them writes, or write one another reads or writes (a missing barrier)."""
+        root = {t.name: t.alias_of or t.name for t in self.program.tensors}
+        epoch, writers, readers = 0, {}, {}
+        for group in self.program.groups:
+            loads = {root[i.tensor] for t in group.tiles for i in t.instructions
+                     if isinstance(i, Dma) and i.lane == "ld"}
+            loads |= {root[o.ref.tensor] for t in group.tiles for i in t.instructions
+                      if isinstance(i, Kernel) for o in i.operands
+                      if isinstance(o.ref, DdrRef)}
+            stores = {root[i.tensor] for t in group.tiles for i in t.instructions
+                      if isinstance(i, Dma) and i.lane == "st"}
+            for name in sorted(loads | stores):
+                other = writers.get(name) if name in loads else (
+                    writers.get(name) or readers.get(name))
+                if other is not None and other != group.group_id:
+                    raise Tx8ComputeError(
+                        f"group {group.group_id} {'reads' if name in loads else 'writes'} "
+                        f"{name}, which group {other} "
+                        f"{'writes' if name in writers else 'reads'} in the same barrier "
+                        "epoch: they may run at the same time (a barrier is missing)")
+            for name in stores:
+                writers[name] = group.group_id
+            for name in loads:
+                readers.setdefault(name, group.group_id)
+            if group.barrier:
+                epoch, writers, readers = epoch + 1, {}, {}
+
     def run(self, inputs) -> tuple[list[np.ndarray], Timing]:
+        self.check_epochs()
         self.load_inputs(inputs)
         timing = _Simulation(self).run()
         return self.outputs(), timing
@@ -290,6 +338,9 @@ class CModelV2:
             raise Tx8ComputeError(f"{where}: moves {ins.window}, but the buffer holds {held}")
         if ins.lane == "ld":
             piece = self.read_ddr(ins.tensor, ins.window, where)
+            if held != ins.window:  # part of the buffer: only its elements' bytes
+                return lambda: self.write_spm_part(op.tile, ins.spm, held, ins.window, piece,
+                                                   op.gid, where)
             return lambda: self.write_spm(op.tile, ins.spm, piece, op.gid, where)
         whole = self.read_spm(op.tile, ins.spm, where)
         piece = whole[ins.window.shifted(held.start).slices()]
