@@ -90,3 +90,27 @@ def test_random_graphs_equal_the_reference(steps) -> None:
     program = lower_module(module, container)
     got, _ = run_program(program, module, inputs, container)
     assert_matches(run_reference(module, inputs), got, not split_reduction(program))
+
+
+def test_cli_compiles_and_runs_on_cmodel_v2(tmp_path) -> None:
+    from tx8c.cli.main import main
+
+    model = tmp_path / "m.onnx"
+    import onnx
+
+    onnx.save(MODELS["residual_cnn"](), model)
+    assert main(["compile", str(model), "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["simulation"]["simulated_cycles"] > 0
+    assert report["ddr"]["variables_peak"] >= report["ddr"]["variables_lower_bound"] > 0
+    loaded = onnx.load(model)
+    np.savez(tmp_path / "in.npz", **onnx_inputs(loaded, seed=1))
+    outs = {}
+    for backend in ("reference", "cmodelv2"):
+        target = tmp_path / f"{backend}.npz"
+        assert main(["run", str(tmp_path / "out"), "--inputs", str(tmp_path / "in.npz"),
+                     "-o", str(target), "--backend", backend, "--quiet"]) == 0
+        with np.load(target) as data:
+            outs[backend] = {k: data[k] for k in data.files}
+    for name, value in outs["reference"].items():
+        assert value.tobytes() == outs["cmodelv2"][name].tobytes()

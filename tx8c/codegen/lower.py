@@ -59,10 +59,9 @@ from tx8c.codegen.program import (
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
-from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window
 from tx8c.interfaces.traits import ReadsConstContainer
-from tx8c.slicing.evaluate import frame_schedule
+from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.steps import Tile, downstream_of, steps, tiles
@@ -78,19 +77,6 @@ class LoweringError(Tx8Error):
 def spm_ref(addr: int, window: Window, stored: Stored) -> SpmRef:
     layout = mem_layout_for(window.shape, stored.aligned)
     return SpmRef(addr, window.shape, stored.dtype, layout.name)
-
-
-def lane_of(node: Node) -> str:
-    """The engine lane a node's kernel runs on (tx8c.slicing.evaluate's rule)."""
-    if node.kind == "load":
-        return "ld"
-    if node.kind == "store":
-        return "st"
-    if node.engine == Engine.NE:
-        return "ne"
-    if node.engine == Engine.LSU:
-        return "tdma"
-    return "ct"
 
 
 # --------------------------------------------------------------------------------------
@@ -357,7 +343,8 @@ class GroupLowering:
         imm = self.imm.get(node.index)
         imm_ref = None if imm is None else SpmRef(imm.offsets[0], (imm.size,), "ui8",
                                                  "Tensor")
-        state.out.append(Kernel(lane_of(node), self.op_index[node.index], loops,
+        lane = node_lane(node, node.slicer.work(loops.shape))
+        state.out.append(Kernel(lane, self.op_index[node.index], loops,
                                 tuple(operands), tuple(results), imm_ref, accumulate,
                                 step.index))
 

@@ -315,7 +315,8 @@ def _at(tile, pieces, reduce_pieces, index):
 # --------------------------------------------------------------------------------------
 
 
-def _lane(node, work) -> str:
+def node_lane(node, work) -> str:
+    """The engine lane a node's slice runs on (shared with the lowered Program)."""
     if node.kind == "load":
         return "ld"
     if node.kind == "store":
@@ -336,7 +337,7 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
         if shape is None:
             continue
         work = n.slicer.work(shape)
-        lane = _lane(n, work)
+        lane = node_lane(n, work)
         took = cycles(work, config, streaming_tiles=split.tiles).cycles
         stage = 0 if lane == "ld" and n.kind == "load" else (2 if n.kind == "store" else 1)
         ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles * len(
@@ -565,7 +566,7 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
             ddr += window_bytes(n.results[0].shape, n.results[0], config)
             continue
         work = n.slicer.work(shape)
-        lane = _lane(n, work)
+        lane = node_lane(n, work)
         if lane in lanes:
             lanes[lane] += cycles(work, config).cycles - config.kernel_issue_cycles
     ddr_cycles = math.ceil(ddr * config.clock_hz / config.ddr_bandwidth_bytes_per_s)
