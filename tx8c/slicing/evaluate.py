@@ -333,7 +333,7 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
     out = []
     for n in spec.nodes:
         shape = split.slice_shapes[n.index]
-        if shape is None:
+        if shape is None or n.kind == "ddr":  # a table its readers fetch from DDR
             continue
         work = n.slicer.work(shape)
         lane = _lane(n, work)
@@ -547,6 +547,8 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
         shape = n.slicer.loop_shape
         if n.kind in ("load", "store"):
             ddr += window_bytes(n.results[0].shape, n.results[0], config)
+            continue
+        if n.kind == "ddr":  # its readers' transfers count what they fetch
             continue
         work = n.slicer.work(shape)
         lane = _lane(n, work)
