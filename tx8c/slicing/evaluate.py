@@ -377,8 +377,10 @@ def _chain(spec: GroupSpec, ts: list[Task], weight) -> int:
 
 def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
              ) -> tuple[int, dict[str, int]]:
-    """(cycles of the group on one tile, busy cycles per lane)."""
+    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel,
+    which the ld and st lanes share)."""
     busy = {lane: sum(t.cycles * t.count for t in ts if t.lane == lane) for lane in LANES}
+    busy["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
     first = _chain(spec, ts, lambda t: 1)
     if steps <= 1:
         return first, busy
@@ -584,6 +586,8 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     """The plan of a candidate, or `Rejected`."""
     shared = shared or Evaluator(spec, config)
     split = data_split(spec, cand, config, shared.propagate)
+    if split.tiles > config.tiles_per_chip:
+        raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
     ts = tasks(spec, cand, split, config)
     total, busy = estimate(spec, ts, split.steps, cand.pipelined)
     values = spm_buffers(spec, split, ts, config)
@@ -618,6 +622,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         slice_shapes=tuple(s or () for s in split.slice_shapes),
         buffers=tuple(plans), spm_peak=placed.peak if placed else bound,
         spm_lower_bound=bound, cycles=total, bound_cycles=shared.bound,
-        engines=tuple(EngineTime(lane, busy[lane]) for lane in LANES if busy[lane]),
+        engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
+                      if busy[lane]),
         ddr_bytes=ddr_bytes,
     )

@@ -63,7 +63,9 @@ class BufferPlan:
 
 @dataclass(frozen=True)
 class EngineTime:
-    """Busy cycles of one tile's engine lane over the whole group."""
+    """Busy cycles of one tile's engine lane over the whole group ("ddr": the DDR
+    channel's share of this tile's loads and stores, which the ld and st lanes and the
+    other tiles streaming at once share)."""
 
     lane: str
     cycles: int

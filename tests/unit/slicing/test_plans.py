@@ -216,3 +216,15 @@ def test_an_embedding_table_larger_than_the_spm_stays_in_ddr():
     expected = run_reference(module, [ids], {0: table})
     got = run_group(the_group(module), plan, [ids], SMALL, {0: table})
     np.testing.assert_array_equal(got[0], expected[0])
+
+
+def test_a_weight_only_a_reduction_cut_fits_gets_a_plan():
+    """When no sharding/split of the outputs fits (the weight is cut only along K), the
+    search still finds the reduction cut (ResNet-50's last Gemm on the default SPM)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1, 32768)).astype(np.float32)  # 128 KiB
+    b = rng.standard_normal((32768, 1)).astype(np.float32)  # 128 KiB, one output column
+    module = single(GemmOp, [a, b])
+    plan = search(group_spec(the_group(module)), SMALL)
+    assert plan.candidate.reduce is not None
+    assert check_plan(module, [a, b], plan.candidate, SMALL)
