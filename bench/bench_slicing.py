@@ -11,7 +11,8 @@ stages; then group-cost runs alone (timed, wall and CPU). Tables:
    estimated latency (sum of the groups' estimates; groups run one after another), the
    sum of the groups' bounds, the roofline bound of the model (`analysis.roofline`) and
    estimate / roofline.
-2. Per model, bounds per group: SPM peak / max-live lower bound (median, max, share of
+2. Per model, bounds per group: SPM peak / its lower bound (the larger of max-live and
+   the heaviest clique of conflicting buffers, `analysis.interval_alloc`; median, max, share of
    groups <= 1.02); on groups with >= 4 time steps, estimate / the busiest engine's total
    (median, max, share <= 1.10).
 3. Search quality (unless --no-quality): every searched group whose exhaustive space has
@@ -117,7 +118,7 @@ def model_table(runs: list[Searched]) -> None:
 
 
 def bounds_table(runs: list[Searched]) -> None:
-    print("\nper group: SPM peak / max-live lower bound; estimate / busiest engine "
+    print("\nper group: SPM peak / lower bound; estimate / busiest engine or DDR channel "
           "(groups with >= 4 steps)")
     head = (f"{'model':<18} {'spm med':>7} {'max':>7} {'<=1.02':>7} "
             f"{'pipe n':>6} {'pipe med':>8} {'max':>7} {'<=1.10':>7}")

@@ -621,7 +621,8 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         stages=tuple(next((t.stage for t in ts if t.node == n.index), 0) for n in spec.nodes),
         slice_shapes=tuple(s or () for s in split.slice_shapes),
         buffers=tuple(plans), spm_peak=placed.peak if placed else bound,
-        spm_lower_bound=bound, cycles=total, bound_cycles=shared.bound,
+        spm_lower_bound=placed.lower_bound if placed else bound, cycles=total,
+        bound_cycles=shared.bound,
         engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
                       if busy[lane]),
         ddr_bytes=ddr_bytes,
