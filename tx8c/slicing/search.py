@@ -11,7 +11,7 @@ and a node's reduction is cut (in time, and over the tiles a small output leaves
 when it helps.
 
 `mode="exhaustive"` enumerates the whole space instead (every sharding of every level,
-every split of every dim, both pipeline modes, every reduction cut), up to
+every split of every dim, the three pipeline modes, every reduction cut), up to
 `max_candidates`: it certifies the default search on small groups.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from tx8c.errors import Tx8Error
 from tx8c.interfaces.sharding import LoopDim, piece_bounds
@@ -83,6 +83,7 @@ class _Best:
     evaluator: Evaluator
     plan: Plan | None = None
     evaluated: int = 0
+    found: list[Plan] = field(default_factory=list)
     smallest_spm: int | None = None
     first_reason: str = ""
 
@@ -97,6 +98,7 @@ class _Best:
                 self.smallest_spm = need if self.smallest_spm is None else min(
                     self.smallest_spm, need)
             return None
+        self.found.append(plan)
         if self.plan is None or _better(plan, self.plan):
             self.plan = plan
         return plan
@@ -185,6 +187,31 @@ def _default_search(spec, config, options, best: _Best) -> None:
         if used < config.tiles_per_chip:
             for cand in _reduce_candidates(spec, base, used, config):
                 best.offer(spec, cand, config)
+    _deepen(spec, config, options, best)
+
+
+def _deepen(spec, config, options, best: _Best) -> None:
+    """The `refine` best pipelined plans with a stage per engine change (`deep`), and
+    the best of those with more steps along each dim (deeper pipelines pay off over
+    more steps)."""
+    shallow = sorted((p for p in best.found if p.candidate.pipelined
+                      and not p.candidate.deep), key=lambda p: p.cycles)
+    seen = set()
+    for plan in shallow:
+        cand = replace(plan.candidate, deep=True)
+        if cand not in seen and len(seen) < options.refine:
+            seen.add(cand)
+            best.offer(spec, cand, config)
+    deep = [p for p in best.found if p.candidate.deep]
+    if not deep:
+        return
+    base = min(deep, key=lambda p: p.cycles).candidate
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    share = [math.ceil(d.size / s) for d, s in zip(loops, base.sharding, strict=True)]
+    dims = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
+    for cand in _deeper(base, share, granules, dims, options):
+        best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
@@ -320,5 +347,5 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
                 if red is not None and math.prod(red.sharding) * math.prod(sharding) > \
                         config.tiles_per_chip:
                     continue
-                for pipelined in (True, False):
-                    yield Candidate(sharding, split, red, pipelined)
+                for pipelined, deep in ((True, False), (True, True), (False, False)):
+                    yield Candidate(sharding, split, red, pipelined, deep)

@@ -42,7 +42,8 @@ def random_candidate(rng, spec) -> Candidate:
         cut = tuple(int(rng.integers(1, 4)) if d.cut else 1 for d in dims)
         shard = tuple(int(rng.choice([1, 2])) if d.cut else 1 for d in dims)
         reduce = ReduceCut(node.index, shard, cut)
-    return Candidate(sharding, split, reduce, bool(rng.random() < 0.7))
+    pipelined = bool(rng.random() < 0.7)
+    return Candidate(sharding, split, reduce, pipelined, pipelined and rng.random() < 0.5)
 
 
 def check_plan(module, inputs, cand, config) -> bool:
