@@ -185,7 +185,7 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     body = [op for op in group.block.ops if op is not group.yield_op]
     op_index = {}
     for node in spec.nodes:
-        if node.kind == "compute":
+        if node.kind == "compute":  # loads and stores are DMAs, "ddr" nodes never run
             op_index[node.index] = len(ops)
             ops.append(OpInfo(body[node.index].name, op_text(body[node.index]), gid,
                               node.index))
@@ -263,8 +263,8 @@ class GroupLowering:
         keys = []
         for step in steps(self.spec, self.plan.candidate, tile, self.config):
             for node in self.spec.nodes:
-                if not step.runs[node.index]:
-                    continue
+                if not step.runs[node.index] or node.kind == "ddr":
+                    continue  # a constant left in DDR: its readers fetch it themselves
                 before = len(state.out)
                 loops = step.windows.loops[node.index]
                 if node.kind == "load":
@@ -328,7 +328,8 @@ class GroupLowering:
         for k, (ref, window) in enumerate(zip(node.inputs, node.slicer.back_window(loops),
                                               strict=True)):
             if node.from_ddr[k]:
-                name = self.names.inputs[ref.index]
+                name = self.names.inputs[ref.index] if ref.is_input else \
+                    self.names.consts[ref.node]
                 operands.append(Operand(DdrRef(name), Window.whole(
                     self.spec.value(ref).shape)))
                 continue
