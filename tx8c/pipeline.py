@@ -129,12 +129,18 @@ def slicing_spec(options: CompileOptions) -> list[str]:
     return ["group-cost"]
 
 
+def ddr_spec(options: CompileOptions) -> list[str]:
+    """The DDR stage (seed 003): every DDR tensor's offset; bank alignment (opt_ddr)."""
+    return ["ddr-alloc"] + (["ddr-reorder"] if options.opt_ddr else [])
+
+
 def pipeline_spec(options: CompileOptions) -> str:
     stages = midend_spec() if options.opt_level >= 1 else []
     stages += layout_spec(options.layout_strategy)
     stages += constants_spec()
     stages += grouping_spec(options)
     stages += slicing_spec(options)
+    stages += ddr_spec(options)
     return ",".join(stages)
 
 

@@ -55,6 +55,8 @@ class Progress:
 # --------------------------------------------------------------------------------------
 
 
+PROGRAM_FILE = "program.json"
+BACKENDS = ("reference", "cmodel", "cmodelv2")
 STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 """The names of the stage dumps in OUT/stages (nothing else is ever written there)."""
 
@@ -67,7 +69,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
     progress = Progress(args.quiet or args.json)
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=["model.mlir", "report.json", BIN_FILE, INDEX_FILE])
+                    planned=["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE])
     out.check()
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
@@ -81,6 +83,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = run_pipeline(result.module, options, after_each)
+    program = _lower(result.module, progress)
     consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
@@ -104,18 +107,66 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "layout": _layout_stats(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
+        "ddr": _ddr_stats(result.module),
+        "program": {"groups": len(program.groups), "instructions": program.instruction_count(),
+                    "ddr_bytes": program.ddr_bytes},
+        "simulation": _simulation(program, result.module, progress),
+        "slicing": _slicing_report(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
     out.add("model.mlir", print_module(result.module))
     for i, (name, text) in enumerate(stages):
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
+    out.add(PROGRAM_FILE, json.dumps(program.as_dict(), separators=(",", ":")) + "\n")
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     out.commit()
     progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
+    if not (args.quiet or args.json):
+        print(_latency_line(report["slicing"]))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
+
+
+def _lower(module, progress):
+    """The Program of the compiled module (tx8c.codegen.lower)."""
+    from tx8c.codegen.lower import lower_module
+
+    program = lower_module(module)
+    progress(f"lowered to {program.instruction_count()} instructions")
+    return program
+
+
+def _simulation(program, module, progress) -> dict:
+    """The cmodel v2 timing of the Program (latency per model and group beside the
+    estimate, engine busy time)."""
+    from tx8c.sim.cmodel_v2 import simulate, timing_report
+    from tx8c.target.config import target_config
+
+    timing = simulate(program, module)
+    progress(f"simulated {timing.cycles} cycles (estimate "
+             f"{sum(timing.group_estimates.values())})")
+    return timing_report(timing, target_config(module))
+
+
+def _ddr_stats(module) -> dict:
+    """The DDR placement: variables peak beside its lower bound, constants, bank cost."""
+    from tx8c.analysis.ddr_tensors import read_placement
+
+    placement = read_placement(module)
+    if placement is None:
+        return {}
+    return {
+        "opt_ddr": placement.opt_ddr, "align": placement.align,
+        "constants_bytes": placement.constants_bytes,
+        "variables_base": placement.variables_base,
+        "variables_peak": placement.peak, "variables_lower_bound": placement.lower_bound,
+        "peak_over_bound": round(placement.peak / placement.lower_bound, 4)
+        if placement.lower_bound else 1.0,
+        "total_bytes": placement.total_bytes, "reorder_bytes": placement.reorder_bytes,
+        "tensors": len(placement.values),
+    }
 
 
 def _layout_stats(module) -> dict:
@@ -131,6 +182,37 @@ def _group_stats(module) -> dict:
     from tx8c.analysis.group_stats import group_report
 
     return group_report(module)
+
+
+def _slicing_report(module) -> dict:
+    """The slicing search's plans (per group) and the model's estimated latency beside
+    its bounds: the sum of the groups' bounds and the roofline bound."""
+    from tx8c.analysis.roofline import model_roofline
+    from tx8c.transforms.slice.group_cost import STATS_ATTR, target_config
+
+    attr = module.attributes.get(STATS_ATTR)
+    stats = json.loads(attr.data) if attr is not None else {"groups": [], "cycles": 0,
+                                                             "bound_cycles": 0}
+    config = target_config(module)
+    roofline = model_roofline(module, config)
+    seconds = stats["cycles"] / config.clock_hz
+    return {
+        **stats,
+        "estimated_seconds": seconds,
+        "groups_bound_seconds": stats["bound_cycles"] / config.clock_hz,
+        "roofline": roofline.as_dict(),
+        "estimate_over_roofline": seconds / roofline.seconds if roofline.seconds else None,
+    }
+
+
+def _latency_line(slicing: dict) -> str:
+    us = 1e6
+    roof = slicing["roofline"]
+    ratio = slicing["estimate_over_roofline"]
+    return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
+            f"({len(slicing['groups'])} groups); roofline bound {roof['seconds'] * us:.1f} us "
+            f"({roof['bound_by']}-bound)"
+            + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
 
 
 def _file_name(stage: str) -> str:
@@ -166,7 +248,7 @@ def _op_counts(module) -> dict[str, int]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from tx8c.ir import parse_module, read_ir_file, verify_module
-    from tx8c.sim.reference import input_names, main_function, run_reference
+    from tx8c.sim.reference import input_names, main_function
 
     progress = Progress(args.quiet)
     mlir = _compiled_module_path(Path(args.compiled))
@@ -186,12 +268,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     inputs = load_npz(inputs_path)
     _check_input_names(inputs, input_names(main_function(module)), inputs_path)
     check_fits(module, "running this model")
-    progress("running the reference executor")
-    outputs = run_reference(module, inputs, constants)
+    outputs = _run_backend(args.backend, mlir.parent, module, inputs, constants, progress)
     names = _output_names(main_function(module))
     write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=sources)
     progress(f"wrote {args.output} ({', '.join(names)})")
     return 0
+
+
+def _run_backend(backend: str, directory: Path, module, inputs: dict, constants, progress):
+    """The outputs of the compiled model on `inputs` by `backend`."""
+    from tx8c.sim.reference import input_names, main_function, run_reference
+
+    if backend == "reference":
+        progress("running the reference executor")
+        return run_reference(module, inputs, constants)
+    if backend == "cmodel":
+        from tx8c.sim.cmodel import run_cmodel
+
+        progress("running the cmodel (v1)")
+        return run_cmodel(module, inputs, constants)
+    from tx8c.codegen.program import program_from_dict
+    from tx8c.sim.cmodel_v2 import run_program
+
+    path = directory / PROGRAM_FILE
+    if not path.is_file():
+        raise Tx8Error(f"'{path}' not found; compile the model again with this tx8c "
+                       "(tx8c compile writes program.json) to run the cmodel v2.")
+    try:
+        program = program_from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as e:
+        raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
+            from None
+    progress("running the cmodel v2 (byte-level, 16 tiles, timing)")
+    ordered = [inputs[n] for n in input_names(main_function(module))]
+    outputs, timing = run_program(program, module, ordered, constants)
+    estimate = sum(timing.group_estimates.values())
+    progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {estimate}")
+    return outputs
 
 
 def _check_input_names(inputs: dict, names: list[str], path: Path) -> None:
@@ -293,6 +406,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     run_pipeline(result.module, options, after_each)
     rows.append(_cmodel_row(result.module, inputs, expected))
     progress(f"cmodel: {rows[-1]['verdict']}")
+    rows.append(_cmodel_v2_row(result.module, inputs, expected))
+    progress(f"cmodel v2: {rows[-1]['verdict']}")
     failed = [r for r in rows if r["verdict"] != "PASS"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
@@ -347,6 +462,32 @@ def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
     return row
 
 
+def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
+    """The lowered Program on the cmodel v2 (constants through the bytes of their DDR
+    image) against onnxruntime, whether it equals the reference executor bit for bit,
+    and its simulated latency beside the estimate."""
+    from tx8c.sim.cmodel_v2 import run_cmodel_v2
+    from tx8c.sim.reference import input_names, main_function, run_reference
+
+    constants = image_round_trip(module)
+    found = {}
+
+    def cmodel_v2(module, inputs):
+        if "outputs" not in found:
+            ordered = [inputs[n] for n in input_names(main_function(module))]
+            found["outputs"], found["timing"] = run_cmodel_v2(module, ordered, constants)
+        return found["outputs"]
+
+    row = _stage_row("cmodel v2", module, inputs, expected, cmodel_v2)
+    reference = run_reference(module, inputs)
+    row["equals_reference"] = all(
+        g.tobytes() == r.tobytes() for g, r in zip(found["outputs"], reference, strict=True))
+    timing = found["timing"]
+    row["simulated_cycles"] = timing.cycles
+    row["estimate_cycles"] = sum(timing.group_estimates.values())
+    return row
+
+
 def format_table(rows: list[dict]) -> str:
     head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
@@ -357,7 +498,11 @@ def format_table(rows: list[dict]) -> str:
         )
         if "equals_reference" in r:
             same = "bit-exact" if r["equals_reference"] else "NOT bit-exact"
-            lines.append(f"  (cmodel vs reference executor after the last stage: {same})")
+            lines.append(f"  ({r['stage']} vs reference executor after the last stage: "
+                         f"{same})")
+        if "simulated_cycles" in r:
+            lines.append(f"  (simulated {r['simulated_cycles']} cycles, estimate "
+                         f"{r['estimate_cycles']})")
     return "\n".join(lines)
 
 
@@ -416,6 +561,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--inputs", required=True, help=".npz file with one array per input")
     r.add_argument("-o", "--output", required=True,
                    help="file to write the outputs to (an .npz archive, at exactly this path)")
+    r.add_argument("--backend", default="reference", choices=BACKENDS,
+                   help="what runs the model: the reference executor (default), the cmodel "
+                   "v1 (bytes per value) or the cmodel v2 (the lowered Program on DDR and "
+                   "16 SPMs, with timing)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 

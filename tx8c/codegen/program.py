@@ -8,8 +8,10 @@ A Program is a list of groups in program order; a group is one instruction list 
 
 - `Dma`: a transfer between a window of a DDR tensor and an SPM buffer of one tile
   (`lane` "ld" = RDMA DDR -> SPM, "st" = WDMA SPM -> DDR). The DDR tensor is stored in
-  its layout at its offset; the SPM buffer holds the window as a tensor of the window's
-  shape in the same layout family (Cx stays Cx). A halo is simply a larger window.
+  its layout at its offset; the SPM buffer holds the window `held` (the moved `window`
+  unless given; a store may write back part of a buffer that also holds a halo) as a
+  tensor of `held`'s shape in the same layout family (Cx stays Cx). A halo is simply a
+  larger window.
 - `Kernel`: one op computing one slice (`loops`: its window of the op's loop space, the
   seed's L_SHAPE: the whole shape, where the slice starts, its size). Each operand is read
   from SPM (`SpmRef`) or straight from a DDR tensor (`DdrRef`, an embedding table), with
@@ -17,7 +19,17 @@ A Program is a list of groups in program order; a group is one instruction list 
   `accumulate`: combine the result with what its buffer holds (a partial sum of a
   reduction cut in time, combined with the op's `Combine`) instead of overwriting it.
 - `NocReduce`: the owner tile of a reduction cut over tiles combines a partial sum held
-  by another tile's SPM into its own.
+  by another tile's SPM into its own. It waits until the source tile has run its
+  instruction `after` (the last one writing that partial sum), and the source tile
+  does not overwrite `source` before the owner has read it (a semaphore pair in C; the
+  cmodel orders the two the same way).
+
+Every instruction carries `step`, the time step of its tile it belongs to (for
+messages and for reading the Program as loops).
+
+A group with `group_tag` 2 (relabels only, `kind` "ddr") has no instructions: each of
+its results is an `alias` DdrTensor at the offset of the tensor it relabels (same
+bytes, another shape), so it costs nothing; it still carries its barrier.
 
 `barrier` on a group: every tile finishes the group (and those before it) before any
 tile starts a later one. The instructions of one tile run in list order on their lanes
@@ -51,7 +63,9 @@ class DdrTensor:
     layout: str
     size: int
     kind: str
-    """"input", "output", "value" (between groups) or "constant"."""
+    """"input", "output", "value" (between groups), "constant" or "alias" (a relabel
+    group's result: the bytes of `alias_of` under another shape)."""
+    alias_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,14 @@ class Dma:
     tensor: str
     window: Window
     spm: SpmRef
+    held: Window | None = None
+    """The window of the tensor the SPM buffer holds (None: `window`)."""
+    step: int = 0
+    kind: str = "dma"
+
+    @property
+    def spm_window(self) -> Window:
+        return self.window if self.held is None else self.held
 
 
 @dataclass(frozen=True)
@@ -97,6 +119,8 @@ class Kernel:
     results: tuple[Operand | None, ...]
     imm: SpmRef | None = None
     accumulate: bool = False
+    step: int = 0
+    kind: str = "kernel"
 
 
 @dataclass(frozen=True)
@@ -106,6 +130,10 @@ class NocReduce:
     source: SpmRef
     target: SpmRef
     combine: str
+    after: int = -1
+    """Index of the source tile's instruction after which the partial is complete."""
+    step: int = 0
+    kind: str = "noc"
 
 
 Instruction = Dma | Kernel | NocReduce
@@ -123,6 +151,8 @@ class GroupProgram:
     barrier: bool
     tiles: tuple[TileProgram, ...]
     estimate_cycles: int = 0
+    kind: str = "sliced"
+    """"sliced" (group_tag 0: runs in SPM from its plan) or "ddr" (relabels only)."""
 
 
 @dataclass(frozen=True)
@@ -147,13 +177,85 @@ class Program:
     notes: tuple[str, ...] = field(default=())
 
     def tensor(self, name: str) -> DdrTensor:
-        for t in self.tensors:
-            if t.name == name:
-                return t
-        raise KeyError(name)
+        found = self._by_name().get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def _by_name(self) -> dict[str, DdrTensor]:
+        cached = self.__dict__.get("_tensor_index")
+        if cached is None:
+            cached = {t.name: t for t in self.tensors}
+            object.__setattr__(self, "_tensor_index", cached)
+        return cached
 
     def as_dict(self) -> dict:
         return asdict(self)
 
     def instruction_count(self) -> int:
         return sum(len(t.instructions) for g in self.groups for t in g.tiles)
+
+
+# --------------------------------------------------------------------------------------
+# JSON
+# --------------------------------------------------------------------------------------
+
+
+def _window(data) -> Window:
+    return Window(tuple(data["start"]), tuple(data["stop"]))
+
+
+def _maybe_window(data) -> Window | None:
+    return None if data is None else _window(data)
+
+
+def _spm(data) -> SpmRef:
+    return SpmRef(data["addr"], tuple(data["shape"]), data["dtype"], data["layout"])
+
+
+def _operand(data) -> Operand | None:
+    if data is None:
+        return None
+    ref = data["ref"]
+    return Operand(DdrRef(ref["tensor"]) if "tensor" in ref else _spm(ref),
+                   _window(data["window"]))
+
+
+def _instruction(data) -> Instruction:
+    kind = data["kind"]
+    if kind == "dma":
+        return Dma(data["lane"], data["tensor"], _window(data["window"]), _spm(data["spm"]),
+                   _maybe_window(data.get("held")), data.get("step", 0))
+    if kind == "kernel":
+        return Kernel(data["lane"], data["op"], _window(data["loops"]),
+                      tuple(_operand(o) for o in data["operands"]),
+                      tuple(_operand(r) for r in data["results"]),
+                      None if data.get("imm") is None else _spm(data["imm"]),
+                      data.get("accumulate", False), data.get("step", 0))
+    if kind == "noc":
+        return NocReduce(data["lane"], data["source_tile"], _spm(data["source"]),
+                         _spm(data["target"]), data["combine"], data.get("after", -1),
+                         data.get("step", 0))
+    raise ValueError(f"unknown instruction kind '{kind}'")
+
+
+def program_from_dict(data: dict) -> Program:
+    """The Program `Program.as_dict()` (or its JSON) describes."""
+    return Program(
+        config=dict(data["config"]),
+        ddr_bytes=data["ddr_bytes"],
+        tensors=tuple(DdrTensor(t["name"], t["offset"], tuple(t["shape"]), t["dtype"],
+                                t["layout"], t["size"], t["kind"], t.get("alias_of"))
+                      for t in data["tensors"]),
+        inputs=tuple(data["inputs"]),
+        outputs=tuple(data["outputs"]),
+        ops=tuple(OpInfo(o["name"], o["text"], o["group_id"], o["node"]) for o in data["ops"]),
+        groups=tuple(
+            GroupProgram(g["group_id"], g["barrier"],
+                         tuple(TileProgram(t["tile"], tuple(_instruction(i)
+                                                            for i in t["instructions"]))
+                               for t in g["tiles"]),
+                         g.get("estimate_cycles", 0), g.get("kind", "sliced"))
+            for g in data["groups"]),
+        notes=tuple(data.get("notes", ())),
+    )

@@ -235,3 +235,15 @@ def _check_steps(name: str, value: Any) -> tuple[int, ...]:
 
 
 DEFAULT_CONFIG = TX8Config()
+
+
+def target_config(module) -> TX8Config:
+    """The TX8Config a module was compiled for (module attribute `tx8c.target`, JSON of
+    the fields that differ from the default), else the default."""
+    import json
+    from dataclasses import replace
+
+    attr = module.attributes.get("tx8c.target")
+    if attr is None:
+        return DEFAULT_CONFIG
+    return replace(DEFAULT_CONFIG, **json.loads(attr.data))

@@ -20,8 +20,9 @@ attributes that matter to slicing, shapes, layouts, element types) take the firs
 plan without a search.
 
 Options: `search` ("default" or "exhaustive"), `max-sharding`, `n-first`, `opt-search`
-(factor levels the default search visits), `dump-space` (print each group's ranked
-sharding space, the seed's levels, to stdout).
+(how many factor levels the default search visits; 0, the default, visits all; the
+seed's 2 is faster and misses plans that use fewer tiles), `dump-space` (print each
+group's ranked sharding space, the seed's levels, to stdout).
 
 Statistics (module attribute `tx8c.slicing`, read into report.json): per group its ops,
 plan, estimate, bound, SPM peak and lower bound; totals.
@@ -44,7 +45,8 @@ from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
 from tx8c.slicing.space import ranked_shardings, tiles_used
 from tx8c.slicing.steps import anchor_granules, tiles
-from tx8c.target.config import DEFAULT_CONFIG, TX8Config
+from tx8c.target.config import TX8Config
+from tx8c.target.config import target_config as target_config
 
 PLAN_ATTR = "tx8c.plan"
 STATS_ATTR = "tx8c.slicing"
@@ -57,13 +59,13 @@ class GroupCostPass(ModulePass):
     search: str = "default"
     max_sharding: int = 0
     n_first: bool = True
-    opt_search: int = 2
+    opt_search: int = 0
     dump_space: bool = False
 
     def options(self) -> SearchOptions:
         return SearchOptions(
             mode=self.search, max_sharding=self.max_sharding or None, n_first=self.n_first,
-            levels=self.opt_search,
+            levels=self.opt_search or None,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -86,17 +88,6 @@ class GroupCostPass(ModulePass):
             write_plan(group, spec, plan, template, config)
             rows.append(group_row(group, spec, plan, template))
         op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows), sort_keys=True))
-
-
-def target_config(module: ModuleOp) -> TX8Config:
-    """The TX8Config the module was compiled for (module attribute `tx8c.target`, JSON of
-    the fields that differ from the default), else the default."""
-    attr = module.attributes.get("tx8c.target")
-    if attr is None:
-        return DEFAULT_CONFIG
-    from dataclasses import replace
-
-    return replace(DEFAULT_CONFIG, **json.loads(attr.data))
 
 
 def groups_to_slice(module: ModuleOp) -> list[GroupOp]:

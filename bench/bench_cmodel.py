@@ -1,0 +1,104 @@
+"""Estimate vs cmodel v2 on the zoo models (issue 12), with the DDR allocation quality and
+the time it all takes.
+
+    .venv/bin/python bench/bench_cmodel.py [--functional] [MODEL.onnx ...]
+
+For each model (default: every /work/models/*.onnx without "_full"): the whole compile
+(import -> pipeline -> DDR -> lowering) time, the DDR variables peak against its max-live
+lower bound, the estimate and the simulated latency of the model and the worst groups
+(estimate / simulated), and - with --functional - the time of a full cmodel v2 run
+(bytes and timing) on random inputs. Prints tables; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import time
+from pathlib import Path
+
+
+def compile_model(path: str):
+    from tx8c.codegen.lower import lower_module
+    from tx8c.const_container import module_container
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.frontend.onnx.loader import prepare
+    from tx8c.frontend.onnx.runtime import random_inputs
+    from tx8c.pipeline import CompileOptions, run_pipeline
+
+    start = time.perf_counter()
+    model, _ = prepare(path, None)
+    module = import_onnx(model).module
+    run_pipeline(module, CompileOptions())
+    container = module_container(module)
+    program = lower_module(module, container)
+    seconds = time.perf_counter() - start
+    return module, program, container, random_inputs(model, seed=0), seconds
+
+
+def row(path: str, functional: bool) -> tuple[dict, list[dict]]:
+    from tx8c.analysis.ddr_tensors import read_placement
+    from tx8c.sim.cmodel_v2 import run_program, simulate
+    from tx8c.sim.reference import input_names, main_function
+
+    module, program, container, inputs, compile_s = compile_model(path)
+    placement = read_placement(module)
+    start = time.perf_counter()
+    timing = simulate(program, module)
+    sim_s = time.perf_counter() - start
+    run_s = None
+    if functional:
+        ordered = [inputs[n] for n in input_names(main_function(module))]
+        start = time.perf_counter()
+        run_program(program, module, ordered, container)
+        run_s = time.perf_counter() - start
+    estimate = sum(timing.group_estimates.values())
+    groups = [{"group": g, "estimate": timing.group_estimates[g], "simulated": c,
+               "ratio": timing.group_estimates[g] / c if c else 0.0}
+              for g, c in timing.group_cycles.items()]
+    within = sum(1 for g in groups if abs(g["ratio"] - 1) <= 0.05)
+    return {
+        "model": Path(path).stem, "compile_s": compile_s, "instructions": timing.instructions,
+        "estimate": estimate, "simulated": timing.cycles,
+        "ratio": estimate / timing.cycles if timing.cycles else 0.0,
+        "groups": len(groups), "groups_within_5pct": within,
+        "ddr_peak": placement.peak, "ddr_bound": placement.lower_bound,
+        "timing_s": sim_s, "run_s": run_s,
+    }, sorted(groups, key=lambda g: -abs(g["ratio"] - 1))[:3]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("models", nargs="*")
+    parser.add_argument("--functional", action="store_true",
+                        help="also time a full cmodel v2 run (bytes + timing)")
+    args = parser.parse_args()
+    models = args.models or sorted(p for p in glob.glob("/work/models/*.onnx")
+                                   if "_full" not in p)
+    head = (f"{'model':<16} {'compile s':>9} {'instr':>7} {'estimate':>10} {'simulated':>10} "
+            f"{'est/sim':>7} {'grp<=5%':>8} {'DDR peak/bound':>14} {'timing s':>8} "
+            f"{'run s':>7}")
+    print(head)
+    print("-" * len(head))
+    worst = []
+    for path in models:
+        try:
+            r, bad = row(path, args.functional)
+        except Exception as e:  # a model the pipeline cannot take yet: say so, go on
+            print(f"{Path(path).stem:<16} failed: {type(e).__name__}: {str(e)[:120]}")
+            continue
+        ddr = r["ddr_peak"] / r["ddr_bound"] if r["ddr_bound"] else 1.0
+        run = f"{r['run_s']:7.1f}" if r["run_s"] is not None else f"{'-':>7}"
+        print(f"{r['model']:<16} {r['compile_s']:9.1f} {r['instructions']:7d} "
+              f"{r['estimate']:10d} {r['simulated']:10d} {r['ratio']:7.3f} "
+              f"{r['groups_within_5pct']:>3d}/{r['groups']:<4d} {ddr:14.3f} "
+              f"{r['timing_s']:8.1f} {run}", flush=True)
+        worst += [(r["model"], g) for g in bad]
+    print("\nworst groups (estimate / simulated):")
+    for model, g in sorted(worst, key=lambda x: -abs(x[1]["ratio"] - 1))[:12]:
+        print(f"  {model:<16} group {g['group']:>4}: estimate {g['estimate']:>9} simulated "
+              f"{g['simulated']:>9} ratio {g['ratio']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+"""Lowering a compiled module to its Program (issue 12, DESIGN.md "Backend data model";
+seed 003 "OpLibInterface": load -> compute -> store per step, "LSU").
+
+Requires: the whole pipeline up to the DDR stage: every sliced group (`group_tag` 0)
+carries its plan (group-cost), the module its DDR placement (ddr-alloc, ddr-reorder),
+and - when a group loads constants - the ConstContainer whose `ddr_layout` the
+placement assumed (the one `consts.bin` is written from).
+
+What each sliced group becomes, per tile (a share of `tx8c.slicing.steps.tiles`), step
+by step in the order `tx8c.slicing.steps.steps` gives - the same semantics
+`tx8c.sim.plan_run` checks on logical arrays:
+
+- a load node that runs: a `Dma` on lane "ld" from its window of the DDR tensor (a group
+  input, or the constant of a LoadConst) into the next copy of its value buffer;
+- a compute node that runs: a `Kernel` on its engine's lane whose operands are the SPM
+  buffers holding the windows it reads (with the window each holds; an operand read
+  straight from DDR is a `DdrRef`), whose results go to the next copy of their buffers
+  (an in-place result into its operand's buffer), with the node's scratch (`imm`);
+  a reduction cut in time accumulates into its buffer after its first piece;
+- a store node that runs: a `Dma` on lane "st" from the buffer holding the value to its
+  window of the group's result tensor;
+- a reduction cut over tiles: when the owner's partial sum of an output window is
+  complete, one `NocReduce` per other tile of the share, after which the owner runs
+  what follows the reduction.
+
+Buffer copies rotate as the SPM allocation assumed (`tx8c.slicing.evaluate.lifetimes`):
+the k-th run of a producer writes copy k mod copies (for a partial sum, the k-th output
+window). Offsets are the plan's `BufferPlan.offsets`.
+
+Groups that run in DDR (`group_tag` 2, relabels only) get no instructions: their results
+are `alias` tensors at the offset of what they relabel (same bytes, another shape).
+
+Departs from the seed: the seed's main.c loops are rolled; the Program is the unrolled
+list (the C emitter may roll it back), so the cmodel checks exactly what runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+
+from tx8c.analysis.ddr_tensors import IN_DDR, ddr_tensors, main_body, read_placement
+from tx8c.codegen.program import (
+    DdrRef,
+    DdrTensor,
+    Dma,
+    GroupProgram,
+    Instruction,
+    Kernel,
+    NocReduce,
+    Operand,
+    OpInfo,
+    Program,
+    SpmRef,
+    TileProgram,
+)
+from tx8c.dialect.layout import mem_layout_for
+from tx8c.dialect.ops.backend import GroupOp
+from tx8c.errors import Tx8Error
+from tx8c.interfaces.sharding import Window
+from tx8c.interfaces.traits import ReadsConstContainer
+from tx8c.slicing.evaluate import frame_schedule, node_lane
+from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
+from tx8c.slicing.plan import BufferPlan, Plan
+from tx8c.slicing.steps import Tile, downstream_of, steps, tiles
+from tx8c.target.config import TX8Config, target_config
+
+PLAN_ATTR = "tx8c.plan"
+
+
+class LoweringError(Tx8Error):
+    """The module is not ready to lower (a stage missing) or its plan is inconsistent."""
+
+
+def spm_ref(addr: int, window: Window, stored: Stored) -> SpmRef:
+    layout = mem_layout_for(window.shape, stored.aligned)
+    return SpmRef(addr, window.shape, stored.dtype, layout.name)
+
+
+# --------------------------------------------------------------------------------------
+# The module
+# --------------------------------------------------------------------------------------
+
+
+def lower_module(module: ModuleOp, container=None, config: TX8Config | None = None
+                 ) -> Program:
+    """The Program of a compiled module (see the module docstring). `container`: the
+    ConstContainer (default: the one the module carries)."""
+    config = config or target_config(module)
+    placement = read_placement(module)
+    if placement is None:
+        raise LoweringError("the module has no DDR placement (module attribute tx8c.ddr); "
+                            "run the DDR stage (ddr-alloc) before lowering")
+    if container is None:
+        from tx8c.const_container import module_container
+
+        container = module_container(module)
+    found = ddr_tensors(module, config)
+    tensors = [DdrTensor(v.name, placement.offsets[v.name], v.shape, v.dtype, v.layout,
+                         v.size, v.kind) for v in found.values]
+    for name, (root, value) in found.aliases.items():
+        from tx8c.dialect.types import short_name
+        from tx8c.ir_utils import shape_of, stored_layout
+        from tx8c.target.mem_layout import stored_bytes
+
+        shape, layout = tuple(shape_of(value)), stored_layout(value)
+        dtype = value.type.get_element_type()
+        tensors.append(DdrTensor(name, placement.offsets[root], shape, short_name(dtype),
+                                 layout.name, stored_bytes(shape, dtype, layout, config),
+                                 "alias", root))
+    body = main_body(module)
+    groups = [op for op in body.ops if isinstance(op, GroupOp)]
+    constants = _constants(groups, container, placement.opt_ddr)
+    tensors += constants.values()
+    ops: list[OpInfo] = []
+    programs = []
+    for g in groups:
+        inputs = [found.names[v] for v in g.operands]
+        outputs = [found.names[v] for v in g.results]
+        if g.attr("group_tag") == IN_DDR:
+            programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
+                                         (), 0, "ddr"))
+            continue
+        programs.append(lower_group(g, inputs, outputs, ops, config))
+    return Program(
+        config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
+        tensors=tuple(tensors),
+        inputs=found.inputs, outputs=found.outputs, ops=tuple(ops), groups=tuple(programs),
+        notes=(f"ddr peak {placement.peak} B, lower bound {placement.lower_bound} B, "
+               f"constants {placement.constants_bytes} B, opt_ddr {placement.opt_ddr}",),
+    )
+
+
+def _constants(groups, container, opt_ddr: bool) -> dict[int, DdrTensor]:
+    """A DdrTensor per constant a LoadConst reads, where `consts.bin` puts it."""
+    ids = sorted({op.attr("const_id") for g in groups for op in g.block.ops
+                  if op.has_trait(ReadsConstContainer)})
+    if not ids:
+        return {}
+    if container is None:
+        raise LoweringError("the module loads constants but carries no ConstContainer; "
+                            "give the one consts.json describes")
+    layout = container.ddr_layout(opt_ddr)
+    out = {}
+    for i in ids:
+        entry, slot = container.entry(i), layout.slot(i)
+        out[i] = DdrTensor(f"c{i}", slot.offset, tuple(entry.shape), entry.dtype,
+                           container.layout(i).name, slot.nbytes, "constant")
+    return out
+
+
+def op_text(op) -> str:
+    """The op's IR text (attributes included) without its region or operands' names."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    stream = StringIO()
+    Printer(stream=stream).print_op(op)
+    return stream.getvalue()
+
+
+# --------------------------------------------------------------------------------------
+# One group
+# --------------------------------------------------------------------------------------
+
+
+def group_plan(group: GroupOp) -> Plan:
+    attr = group.attributes.get(PLAN_ATTR)
+    if attr is None:
+        raise LoweringError(f"group {group.attr('group_id')} has no plan; run group-cost "
+                            "before lowering")
+    return Plan.from_dict(json.loads(attr.data))
+
+
+def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
+                config: TX8Config) -> GroupProgram:
+    """One sliced group's instructions per tile; its kernels' ops are appended to
+    `ops`."""
+    gid = group.attr("group_id")
+    spec = group_spec(group)
+    plan = group_plan(group)
+    body = [op for op in group.block.ops if op is not group.yield_op]
+    op_index = {}
+    for node in spec.nodes:
+        if node.kind == "compute":  # loads and stores are DMAs, "ddr" nodes never run
+            op_index[node.index] = len(ops)
+            ops.append(OpInfo(body[node.index].name, op_text(body[node.index]), gid,
+                              node.index))
+    names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
+    shares = tiles(spec, plan.candidate, config)
+    lowering = GroupLowering(spec, plan, names, op_index, config, gid)
+    # tiles that are not the owner of their share first: the owner's NocReduce names
+    # the instruction after which each of their partial sums is complete
+    done: dict[int, tuple[Instruction, ...]] = {}
+    for tile in sorted(shares, key=lambda t: t.owner):
+        done[tile.index] = lowering.tile(tile, shares)
+    programs = tuple(TileProgram(t.index, done[t.index]) for t in shares if done[t.index])
+    return GroupProgram(gid, bool(group.attr("need_barrier")), programs, plan.cycles)
+
+
+@dataclass(frozen=True)
+class GroupNames:
+    """The DDR tensors a group touches: its inputs, per store node the results it
+    writes, per LoadConst node its constant."""
+
+    inputs: list[str]
+    stores: dict[int, str]
+    consts: dict[int, str]
+
+
+def _store_targets(spec: GroupSpec, outputs: list[str]) -> dict[int, str]:
+    targets = {}
+    for j, ref in enumerate(spec.outputs):
+        if not ref.is_input and spec.nodes[ref.node].kind == "store":
+            targets.setdefault(ref.node, outputs[j])
+    return targets
+
+
+def _const_names(spec: GroupSpec, body) -> dict[int, str]:
+    return {n.index: f"c{body[n.index].attr('const_id')}" for n in spec.nodes
+            if body[n.index].has_trait(ReadsConstContainer)}
+
+
+@dataclass
+class _TileState:
+    """Per tile while lowering: where each value is (buffer and window held), how often
+    each node has run, the instructions so far."""
+
+    where: dict[ValueRef, tuple[SpmRef, Window]] = field(default_factory=dict)
+    runs: dict[tuple[int, int], int] = field(default_factory=dict)
+    out: list[Instruction] = field(default_factory=list)
+
+
+class GroupLowering:
+    def __init__(self, spec: GroupSpec, plan: Plan, names: GroupNames, op_index: dict,
+                 config: TX8Config, gid: int):
+        self.spec, self.plan, self.names, self.op_index = spec, plan, names, op_index
+        self.config, self.gid = config, gid
+        self.buffers: dict[tuple[int, int], BufferPlan] = {}
+        self.imm: dict[int, BufferPlan] = {}
+        for b in plan.buffers:
+            if any(o < 0 for o in b.offsets):
+                raise LoweringError(f"group {gid}: buffer {b.name} has no SPM offset")
+            if b.kind == "imm":
+                self.imm[b.node] = b
+            else:
+                self.buffers[(b.node, b.result)] = b
+        cut = plan.candidate.reduce
+        self.reduce_node = cut.node if cut is not None else None
+        self.late = downstream_of(spec, cut.node) if cut is not None else set()
+        self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
+        self.starts, self.period = frame_schedule(spec, plan.candidate, config)
+
+    # -- one tile ------------------------------------------------------------------------
+    def tile(self, tile: Tile, shares: list[Tile]) -> tuple[Instruction, ...]:
+        """The tile's instructions, generated step by step in node order (the order of
+        the values' semantics), then ordered by the time the schedule gives each
+        (`evaluate.frame_schedule`: (step + stage) * period + start in the frame)."""
+        state = _TileState()
+        keys = []
+        for step in steps(self.spec, self.plan.candidate, tile, self.config):
+            for node in self.spec.nodes:
+                if not step.runs[node.index] or node.kind == "ddr":
+                    continue  # a constant left in DDR: its readers fetch it themselves
+                before = len(state.out)
+                loops = step.windows.loops[node.index]
+                if node.kind == "load":
+                    self._load(node, loops, state, step.index)
+                elif node.kind == "store":
+                    self._store(node, loops, state, step.index)
+                else:
+                    self._kernel(node, loops, state, step)
+                if node.index == self.reduce_node:
+                    self._after_reduce(node, loops, tile, shares, state, step)
+                at = ((step.index + self.plan.stages[node.index]) * self.period
+                      + self.starts.get(node.index, 0))
+                keys += [(at, node.index, k) for k in range(before, len(state.out))]
+        order = [k for _, _, k in sorted(keys)]
+        position = {k: i for i, k in enumerate(order)}
+        for key, (ref, k) in list(self.partials.items()):
+            if key[0] == tile.index:
+                self.partials[key] = (ref, position[k])
+        return tuple(state.out[k] for k in order)
+
+    def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
+        found = state.where.get(ref)
+        if found is None:
+            raise LoweringError(f"group {self.gid}: {node.label} reads {ref}, which no "
+                                "earlier instruction of its tile put in SPM")
+        return found
+
+    def _load(self, node: Node, loops: Window, state: _TileState, step: int) -> None:
+        window = node.slicer.result_windows(loops)[0]
+        ref = ValueRef(node.index, 0)
+        if (node.index, 0) not in self.buffers:
+            return  # nothing in the group reads it in SPM
+        tensor = self.names.consts.get(node.index) or self.names.inputs[node.inputs[0].index]
+        spm = spm_ref(self._copy(node, 0, state, True), window, node.results[0])
+        state.out.append(Dma("ld", tensor, window, spm, None, step))
+        state.where[ref] = (spm, window)
+
+    def _copy(self, node: Node, r: int, state: _TileState, advance: bool) -> int:
+        """The SPM address of result r's buffer for this run: the next copy, or (for a
+        partial sum that accumulates) the one the run before used."""
+        buffer = self.buffers[(node.index, r)]
+        count = state.runs.get((node.index, r), 0)
+        if advance:
+            state.runs[(node.index, r)] = count + 1
+        else:
+            count = max(0, count - 1)
+        return buffer.offsets[count % buffer.copies]
+
+    def _store(self, node: Node, loops: Window, state: _TileState, step: int) -> None:
+        window = loops.head(node.slicer.num_outputs)
+        ref = node.inputs[0]
+        spm, held = self._where(state, ref, node)
+        if not held.contains(window):
+            raise LoweringError(f"group {self.gid}: {node.label} stores {window} of {ref}, "
+                                f"but its buffer holds {held}")
+        state.out.append(Dma("st", self.names.stores[node.index], window, spm,
+                             None if held == window else held, step))
+
+    def _kernel(self, node: Node, loops: Window, state: _TileState, step) -> None:
+        operands = []
+        for k, (ref, window) in enumerate(zip(node.inputs, node.slicer.back_window(loops),
+                                              strict=True)):
+            if node.from_ddr[k]:
+                name = self.names.inputs[ref.index] if ref.is_input else \
+                    self.names.consts[ref.node]
+                operands.append(Operand(DdrRef(name), Window.whole(
+                    self.spec.value(ref).shape)))
+                continue
+            spm, held = self._where(state, ref, node)
+            if not held.contains(window):
+                raise LoweringError(f"group {self.gid}: {node.label} reads {window} of "
+                                    f"{ref}, but its buffer holds {held}")
+            operands.append(Operand(spm, held))
+        accumulate = node.index == self.reduce_node and not step.first_piece
+        results = [self._result(node, r, window, state, not accumulate, operands)
+                   for r, window in enumerate(node.slicer.result_windows(loops))]
+        imm = self.imm.get(node.index)
+        imm_ref = None if imm is None else SpmRef(imm.offsets[0], (imm.size,), "ui8",
+                                                 "Tensor")
+        lane = node_lane(node, node.slicer.work(loops.shape))
+        state.out.append(Kernel(lane, self.op_index[node.index], loops,
+                                tuple(operands), tuple(results), imm_ref, accumulate,
+                                step.index))
+
+    def _result(self, node: Node, r: int, window: Window | None, state: _TileState,
+                advance: bool, operands: list[Operand]) -> Operand | None:
+        if window is None:
+            return None
+        ref = ValueRef(node.index, r)
+        if (node.index, r) in self.buffers:
+            spm = spm_ref(self._copy(node, r, state, advance), window, node.results[r])
+        elif node.inplace and r == 0 and operands and isinstance(operands[0].ref, SpmRef):
+            spm = spm_ref(operands[0].ref.addr, window, node.results[r])  # in place
+        else:
+            state.where.pop(ref, None)
+            return None  # nothing reads it in SPM
+        state.where[ref] = (spm, window)
+        return Operand(spm, window)
+
+    # -- reductions over tiles -------------------------------------------------------------
+    def _after_reduce(self, node: Node, loops: Window, tile: Tile, shares, state, step):
+        if self.plan.candidate.reduce is None or tile.reduce is None:
+            return
+        window = node.slicer.result_windows(loops)[0]
+        ref = ValueRef(node.index, 0)
+        if not tile.owner:
+            self.partials[(tile.index, window)] = (state.where[ref][0], len(state.out) - 1)
+            return
+        if not (any(step.runs[n] for n in self.late) or not self.late):
+            return  # the partial sum of this window is not complete yet
+        target = state.where[ref][0]
+        combine = node.slicer.combine.value
+        for other in shares:
+            if other is tile or other.anchor != tile.anchor or other.owner:
+                continue
+            found = self.partials.get((other.index, window))
+            if found is None:
+                continue
+            source, after = found
+            state.out.append(NocReduce("noc", other.index, source, target, combine, after,
+                                       step.index))

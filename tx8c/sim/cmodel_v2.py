@@ -1,0 +1,722 @@
+"""The cmodel, v2: runs the lowered Program on a byte-level model of the chip, with an
+event-driven timing of its engines (issue 12, DESIGN.md "Numerics: the executors").
+
+**Memory.** DDR is one byte array of `Program.ddr_bytes`; the constants are written at
+their `consts.bin` offsets, the inputs packed in their layouts at theirs. Every tile
+has an SPM byte array of `spm_bytes_per_tile`. Nothing travels as a numpy array outside
+memory: a DMA gathers its window's element bytes from the DDR tensor (its layout's
+address map) and packs the window into the SPM buffer's layout at its address, or the
+reverse for a store; a kernel unpacks each operand from SPM at its address and layout,
+computes with the op's `compute_slice`, and packs each result at its address
+(`accumulate`: combined with what is there); a NocReduce combines another tile's SPM
+bytes into the owner's. The outputs are read back from DDR.
+
+**Checks** (each a `Tx8ComputeError` naming group, tile, step and instruction):
+- out of bounds: an SPM range past `spm_bytes_per_tile`, a DDR window outside its
+  tensor or a tensor outside DDR;
+- uninitialised SPM: every SPM byte remembers the instruction that last wrote it in the
+  current group (a tile's SPM holds nothing valid when it starts a group; a kernel's
+  scratch holds nothing valid after the kernel). A read must find its whole range
+  written by one instruction that wrote exactly that buffer (same address, shape,
+  layout): a buffer partly overwritten by another, live at the same time, is an error;
+- DDR: every byte of the variables region remembers the tensor last stored there; a
+  load must find its tensor's bytes (a load that runs before the store of the tensor it
+  reads - a missing barrier - or at the wrong offset is an error), outputs too;
+- races: groups of one barrier epoch may run at once, so one of them reading or writing
+  a tensor another writes is an error before anything runs (`check_epochs`), whatever
+  order the timing happens to give them.
+
+**Timing** (independent of the estimate; per-instruction durations from
+`tx8c.target.cost`): every tile has lanes ld, st, ne, ct, tdma, noc, each running its
+instructions in list order, one at a time. An instruction starts when its lane is free
+and the instructions it depends on have finished: the earlier instructions of its tile
+in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR, WAW);
+for a NocReduce the source tile's `after` instruction (and the source tile's next
+writer of that range waits for the NocReduce). A tile runs its groups one after another
+(its SPM is reused), and a group with a barrier makes every tile wait until all tiles
+finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
+bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
+streams at once (fluid sharing: each active stream gets bandwidth / streams). A NocReduce
+sends its bytes over `noc_hop_cycles` per mesh hop at `noc_bytes_per_cycle` and adds on
+the CT. Reads happen when an instruction starts, writes when it finishes, so an order the
+dependencies do not enforce shows up in the answer.
+
+Results: the outputs, and `Timing` (latency of the model, per group the span from its
+first start to its last finish, busy cycles per engine lane, DDR bytes moved).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from tx8c.codegen.program import DdrRef, Dma, Kernel, NocReduce, Program, SpmRef
+from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces.sharding import Combine, Window
+from tx8c.target.config import TX8Config
+from tx8c.target.cost import ct_elements_per_cycle, cycles
+from tx8c.target.mem_layout import address_map, byte_size, pack, resolve_dtype, unpack
+
+SCRATCH = 0xA5
+"""What a kernel leaves in its scratch (and what a DMA of nothing would read)."""
+
+
+def _config(program: Program) -> TX8Config:
+    return TX8Config(**{k: tuple(v) if isinstance(v, list) else v
+                        for k, v in program.config.items()})
+
+
+@lru_cache(maxsize=4096)
+def _amap(shape: tuple[int, ...], dtype: str, layout: str, config: TX8Config) -> np.ndarray:
+    return address_map(shape, dtype, layout, config)
+
+
+@lru_cache(maxsize=65536)
+def _nbytes(shape: tuple[int, ...], dtype: str, layout: str, config: TX8Config) -> int:
+    return byte_size(shape, dtype, layout, config)
+
+
+# --------------------------------------------------------------------------------------
+# The instructions as the simulation sees them
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Op:
+    gid: int
+    group: int
+    tile: int
+    index: int
+    ins: Dma | Kernel | NocReduce
+    lane: str
+    reads: list[tuple[int, int, int]]
+    """(tile, lo, hi) SPM ranges read."""
+    writes: list[tuple[int, int, int]]
+    fixed: int = 0
+    stream: int = 0
+    deps: list[int] = field(default_factory=list)
+    users: list[int] = field(default_factory=list)
+    waiting: int = 0
+    start: float = -1.0
+    finish: float = -1.0
+    commit: object = None
+
+
+@dataclass
+class Timing:
+    """What the timing simulation measured (cycles at `clock_hz`)."""
+
+    cycles: int
+    group_cycles: dict[int, int]
+    group_estimates: dict[int, int]
+    busy: dict[str, int]
+    """Busy cycles per engine lane, summed over the tiles."""
+    ddr_bytes: int
+    """Bytes the DMAs moved between DDR and SPM."""
+    instructions: int
+
+
+class CModelV2:
+    """Runs a Program (see the module docstring). `ops`: the op objects of
+    `program.ops` (`resolve_ops`), for their `compute_slice`, `work` and `combine`;
+    `constants`: the ConstContainer the program's constant tensors come from."""
+
+    def __init__(self, program: Program, ops: Sequence, constants=None,
+                 functional: bool = True):
+        self.program = program
+        self.functional = functional
+        self.config = _config(program)
+        self.ops = list(ops)
+        self.slicers = [op.slicer() for op in self.ops]
+        self.container = constants
+        self.ddr = np.zeros(program.ddr_bytes if functional else 0, np.uint8)
+        variables = [t for t in program.tensors if t.kind not in ("constant", "alias")]
+        self.var_base = min((t.offset for t in variables), default=program.ddr_bytes)
+        self.tags = np.full(max(0, program.ddr_bytes - self.var_base) if functional else 0,
+                            -1, np.int32)
+        self.tag_of = {t.name: i for i, t in enumerate(program.tensors)}
+        for t in program.tensors:
+            if t.kind == "alias":
+                self.tag_of[t.name] = self.tag_of[t.alias_of]
+        self.spm: dict[int, np.ndarray] = {}
+        self.owner: dict[int, np.ndarray] = {}
+        self.written: dict[int, dict[int, tuple]] = {}
+        self.ddr_moved = 0
+
+    # -- memory --------------------------------------------------------------------------
+    def _tile(self, tile: int) -> tuple[np.ndarray, np.ndarray]:
+        if tile not in self.spm:
+            self.spm[tile] = np.zeros(self.config.spm_bytes_per_tile, np.uint8)
+            self.owner[tile] = np.full(self.config.spm_bytes_per_tile, -1, np.int32)
+        return self.spm[tile], self.owner[tile]
+
+    def _range(self, ref: SpmRef, where: str) -> tuple[int, int]:
+        size = _nbytes(ref.shape, ref.dtype, ref.layout, self.config)
+        lo, hi = ref.addr, ref.addr + size
+        if lo < 0 or hi > self.config.spm_bytes_per_tile:
+            raise Tx8ComputeError(f"{where}: SPM range [{lo}, {hi}) is outside the "
+                                  f"{self.config.spm_bytes_per_tile} bytes of a tile's SPM")
+        return lo, hi
+
+    def read_spm(self, tile: int, ref: SpmRef, where: str) -> np.ndarray:
+        lo, hi = self._range(ref, where)
+        spm, owner = self._tile(tile)
+        writer = int(owner[lo]) if hi > lo else 0
+        if hi > lo and (writer < 0 or not (owner[lo:hi] == writer).all()):
+            bad = np.flatnonzero(owner[lo:hi] != writer) + lo if writer >= 0 else [lo]
+            raise Tx8ComputeError(
+                f"{where}: reads SPM [{lo}, {hi}) of tile {tile}, but byte {int(bad[0])} "
+                + ("holds nothing valid (never written in this group, or a kernel's "
+                   "scratch)" if writer < 0 or owner[bad[0]] < 0 else
+                   f"was last written by instruction {int(owner[bad[0]])}, not by the one "
+                   f"that wrote the buffer (overlapping live buffers)"))
+        made = self.written[tile].get((writer, ref.addr))
+        if hi > lo and made != (ref.addr, ref.shape, ref.dtype, ref.layout):
+            raise Tx8ComputeError(f"{where}: reads {ref.shape} {ref.layout} at {ref.addr} of "
+                                  f"tile {tile}, but the bytes were written as {made}")
+        return unpack(spm[lo:hi], ref.shape, ref.dtype, ref.layout, self.config)
+
+    def write_spm(self, tile: int, ref: SpmRef, array: np.ndarray, writer: int,
+                  where: str) -> None:
+        lo, hi = self._range(ref, where)
+        spm, owner = self._tile(tile)
+        data = np.asarray(array).astype(resolve_dtype(ref.dtype).dtype, copy=False)
+        spm[lo:hi] = np.frombuffer(pack(data, ref.layout, self.config, dtype=ref.dtype),
+                                   np.uint8)
+        owner[lo:hi] = writer
+        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+
+    def write_spm_part(self, tile: int, ref: SpmRef, held: Window, window: Window,
+                       piece: np.ndarray, writer: int, where: str) -> None:
+        """Write the elements of `window` of a buffer holding `held` (the bytes of the
+        rest of the buffer keep what they held)."""
+        lo, _ = self._range(ref, where)
+        spm, owner = self._tile(tile)
+        itemsize = resolve_dtype(ref.dtype).itemsize
+        starts = lo + _amap(ref.shape, ref.dtype, ref.layout, self.config)[
+            window.shifted(held.start).slices()]
+        index = (starts[..., None] + np.arange(itemsize)).ravel()
+        data = np.ascontiguousarray(piece, resolve_dtype(ref.dtype).dtype)
+        spm[index] = data.view(np.uint8).ravel()
+        owner[index] = writer
+        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+
+    def scratch(self, tile: int, ref: SpmRef, where: str) -> None:
+        lo, hi = self._range(ref, where)
+        spm, owner = self._tile(tile)
+        spm[lo:hi] = SCRATCH
+        owner[lo:hi] = -1
+
+    def _ddr_elements(self, name: str, window: Window, where: str) -> tuple[np.ndarray, int]:
+        t = self.program.tensor(name)
+        if any(a < 0 or b > d or a > b for (a, b), d in zip(window.pairs(), t.shape,
+                                                           strict=True)):
+            raise Tx8ComputeError(f"{where}: window {window} is outside tensor {name} "
+                                  f"{list(t.shape)}")
+        if t.offset < 0 or t.offset + t.size > self.program.ddr_bytes:
+            raise Tx8ComputeError(f"{where}: tensor {name} [{t.offset}, {t.offset + t.size}) "
+                                  f"is outside DDR ({self.program.ddr_bytes} bytes)")
+        starts = t.offset + _amap(t.shape, t.dtype, t.layout, self.config)[window.slices()]
+        itemsize = resolve_dtype(t.dtype).itemsize
+        return starts, itemsize
+
+    def read_ddr(self, name: str, window: Window, where: str) -> np.ndarray:
+        starts, itemsize = self._ddr_elements(name, window, where)
+        t = self.program.tensor(name)
+        if t.kind != "constant" and starts.size:
+            tags = self.tags[starts.ravel() - self.var_base]
+            if not (tags == self.tag_of[name]).all():
+                other = int(tags[tags != self.tag_of[name]][0])
+                held = "nothing" if other < 0 else self.program.tensors[other].name
+                raise Tx8ComputeError(
+                    f"{where}: reads {window} of {name}, but DDR there holds {held} (read "
+                    "before it was stored - a missing barrier? - or at a wrong offset)")
+        index = (starts[..., None] + np.arange(itemsize)).ravel()
+        self.ddr_moved += index.size
+        raw = self.ddr[index]
+        return raw.view(resolve_dtype(t.dtype).dtype).reshape(window.shape)
+
+    def write_ddr(self, name: str, window: Window, array: np.ndarray, where: str) -> None:
+        starts, itemsize = self._ddr_elements(name, window, where)
+        t = self.program.tensor(name)
+        if t.kind == "constant":
+            raise Tx8ComputeError(f"{where}: stores into constant {name}")
+        data = np.ascontiguousarray(array, resolve_dtype(t.dtype).dtype)
+        index = (starts[..., None] + np.arange(itemsize)).ravel()
+        self.ddr[index] = data.view(np.uint8).ravel()
+        self.tags[index - self.var_base] = self.tag_of[name]
+        self.ddr_moved += index.size
+
+    # -- setup and results ---------------------------------------------------------------
+    def load_inputs(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+                    names: Sequence[str] | None = None) -> None:
+        arrays = list(inputs.values()) if isinstance(inputs, Mapping) else list(inputs)
+        if len(arrays) != len(self.program.inputs):
+            raise Tx8ComputeError(f"the program takes {len(self.program.inputs)} inputs, "
+                                  f"got {len(arrays)}")
+        for name, array in zip(self.program.inputs, arrays, strict=True):
+            t = self.program.tensor(name)
+            a = np.asarray(array)
+            if tuple(a.shape) != t.shape:
+                raise Tx8ComputeError(f"input {name}: shape {list(a.shape)}, the program "
+                                      f"takes {list(t.shape)}")
+            self.write_ddr(name, Window.whole(t.shape), a, f"input {name}")
+        for t in self.program.tensors:
+            if t.kind == "constant":
+                if self.container is None:
+                    raise Tx8ComputeError("the program reads constants; give the "
+                                          "ConstContainer (consts.json)")
+                data = np.frombuffer(self.container.stored_bytes(int(t.name[1:])), np.uint8)
+                if data.size != t.size or t.offset + t.size > self.program.ddr_bytes:
+                    raise Tx8ComputeError(f"constant {t.name}: {data.size} bytes do not fit "
+                                          f"its slot of {t.size} at {t.offset}")
+                self.ddr[t.offset:t.offset + t.size] = data
+
+    def outputs(self) -> list[np.ndarray]:
+        out = []
+        for name in self.program.outputs:
+            t = self.program.tensor(name)
+            out.append(self.read_ddr(name, Window.whole(t.shape), f"output {name}").copy())
+        return out
+
+    # -- running -------------------------------------------------------------------------
+    def check_epochs(self) -> None:
+        """Groups of one barrier epoch may run at once: none may read a DDR tensor another
+        of them writes, or write one another reads or writes (a missing barrier)."""
+        root = {t.name: t.alias_of or t.name for t in self.program.tensors}
+        epoch, writers, readers = 0, {}, {}
+        for group in self.program.groups:
+            loads = {root[i.tensor] for t in group.tiles for i in t.instructions
+                     if isinstance(i, Dma) and i.lane == "ld"}
+            loads |= {root[o.ref.tensor] for t in group.tiles for i in t.instructions
+                      if isinstance(i, Kernel) for o in i.operands
+                      if isinstance(o.ref, DdrRef)}
+            stores = {root[i.tensor] for t in group.tiles for i in t.instructions
+                      if isinstance(i, Dma) and i.lane == "st"}
+            for name in sorted(loads | stores):
+                other = writers.get(name) if name in loads else (
+                    writers.get(name) or readers.get(name))
+                if other is not None and other != group.group_id:
+                    raise Tx8ComputeError(
+                        f"group {group.group_id} {'reads' if name in loads else 'writes'} "
+                        f"{name}, which group {other} "
+                        f"{'writes' if name in writers else 'reads'} in the same barrier "
+                        "epoch: they may run at the same time (a barrier is missing)")
+            for name in stores:
+                writers[name] = group.group_id
+            for name in loads:
+                readers.setdefault(name, group.group_id)
+            if group.barrier:
+                epoch, writers, readers = epoch + 1, {}, {}
+
+    def run(self, inputs) -> tuple[list[np.ndarray], Timing]:
+        self.check_epochs()
+        self.load_inputs(inputs)
+        timing = _Simulation(self).run()
+        return self.outputs(), timing
+
+    def timing(self) -> Timing:
+        """The timing alone (no bytes move; durations do not depend on the data)."""
+        return _Simulation(self).run()
+
+    # -- the effect of one instruction (reads now, writes at `commit`) ------------------------
+    def start(self, op: _Op, where: str):
+        ins = op.ins
+        if isinstance(ins, Dma):
+            return self._dma(op, ins, where)
+        if isinstance(ins, Kernel):
+            return self._kernel(op, ins, where)
+        return self._noc(op, ins, where)
+
+    def _dma(self, op: _Op, ins: Dma, where: str):
+        held = ins.spm_window
+        if not held.contains(ins.window):
+            raise Tx8ComputeError(f"{where}: moves {ins.window}, but the buffer holds {held}")
+        if ins.lane == "ld":
+            piece = self.read_ddr(ins.tensor, ins.window, where)
+            if held != ins.window:  # part of the buffer: only its elements' bytes
+                return lambda: self.write_spm_part(op.tile, ins.spm, held, ins.window, piece,
+                                                   op.gid, where)
+            return lambda: self.write_spm(op.tile, ins.spm, piece, op.gid, where)
+        whole = self.read_spm(op.tile, ins.spm, where)
+        piece = whole[ins.window.shifted(held.start).slices()]
+        return lambda: self.write_ddr(ins.tensor, ins.window, piece, where)
+
+    def _kernel(self, op: _Op, ins: Kernel, where: str):
+        slicer = self.slicers[ins.op]
+        arrays = []
+        for operand, need in zip(ins.operands, slicer.back_window(ins.loops), strict=True):
+            if isinstance(operand.ref, DdrRef):
+                whole = self.read_ddr(operand.ref.tensor, operand.window, where)
+            else:
+                whole = self.read_spm(op.tile, operand.ref, where)
+            if not operand.window.contains(need):
+                raise Tx8ComputeError(f"{where}: needs {need} of an operand whose buffer "
+                                      f"holds {operand.window}")
+            arrays.append(np.ascontiguousarray(whole[need.shifted(operand.window.start)
+                                                     .slices()]))
+        results = self.ops[ins.op].compute_slice(ins.loops, arrays)
+        pieces = []
+        for result, piece in zip(ins.results, results, strict=True):
+            if result is None:
+                continue
+            piece = np.asarray(piece)
+            if ins.accumulate:
+                old = self.read_spm(op.tile, result.ref, where)
+                piece = Combine(slicer.combine).apply(old.astype(piece.dtype), piece)
+            pieces.append((result.ref, piece))
+
+        def commit():
+            if ins.imm is not None:
+                self.scratch(op.tile, ins.imm, where)
+            for ref, piece in pieces:
+                self.write_spm(op.tile, ref, piece, op.gid, where)
+        return commit
+
+    def _noc(self, op: _Op, ins: NocReduce, where: str):
+        theirs = self.read_spm(ins.source_tile, ins.source, where)
+        mine = self.read_spm(op.tile, ins.target, where)
+        total = Combine(ins.combine).apply(mine, theirs)
+        return lambda: self.write_spm(op.tile, ins.target, total, op.gid, where)
+
+
+# --------------------------------------------------------------------------------------
+# The event-driven simulation
+# --------------------------------------------------------------------------------------
+
+
+def _hops(a: int, b: int, config: TX8Config) -> int:
+    return abs(a % config.mesh_x - b % config.mesh_x) + abs(a // config.mesh_x -
+                                                            b // config.mesh_x)
+
+
+class _Simulation:
+    def __init__(self, model: CModelV2):
+        self.model = model
+        self.program = model.program
+        self.config = model.config
+        self.ops: list[_Op] = []
+        self.tile_groups: dict[int, list[tuple[int, list[int]]]] = {}
+        self._build()
+
+    # -- the instructions, their durations and dependencies --------------------------------
+    def _build(self) -> None:
+        for g, group in enumerate(self.program.groups):
+            first_of_tile: dict[int, int] = {}
+            for tp in group.tiles:
+                first_of_tile[tp.tile] = len(self.ops)
+                ids = []
+                for i, ins in enumerate(tp.instructions):
+                    op = self._op(len(self.ops), g, tp.tile, i, ins)
+                    self.ops.append(op)
+                    ids.append(op.gid)
+                self.tile_groups.setdefault(tp.tile, []).append((g, ids))
+                self._address_deps(ids)
+            for tp in group.tiles:
+                for i, ins in enumerate(tp.instructions):
+                    if isinstance(ins, NocReduce):
+                        self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
+                                       first_of_tile)
+        for op in self.ops:
+            op.deps = sorted(set(op.deps))
+            op.waiting = len(op.deps)
+            for d in op.deps:
+                self.ops[d].users.append(op.gid)
+
+    def _ref_range(self, ref: SpmRef) -> tuple[int, int]:
+        return ref.addr, ref.addr + _nbytes(ref.shape, ref.dtype, ref.layout, self.config)
+
+    def _op(self, gid: int, g: int, tile: int, index: int, ins) -> _Op:
+        config = self.config
+        if isinstance(ins, Dma):
+            rng = (tile, *self._ref_range(ins.spm))
+            nbytes = _nbytes(ins.window.shape, ins.spm.dtype, ins.spm.layout, config)
+            reads, writes = ([], [rng]) if ins.lane == "ld" else ([rng], [])
+            return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
+                       fixed=config.dma_setup_cycles, stream=nbytes)
+        if isinstance(ins, Kernel):
+            reads = [(tile, *self._ref_range(o.ref)) for o in ins.operands
+                     if isinstance(o.ref, SpmRef)]
+            writes = [(tile, *self._ref_range(r.ref)) for r in ins.results if r is not None]
+            if ins.accumulate:
+                reads += writes
+            if ins.imm is not None:
+                writes.append((tile, *self._ref_range(ins.imm)))
+            work = self.model.slicers[ins.op].work(ins.loops.shape)
+            took = cycles(work, config).cycles
+            return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=took)
+        source = (ins.source_tile, *self._ref_range(ins.source))
+        target = (tile, *self._ref_range(ins.target))
+        nbytes = target[2] - target[1]
+        elements = nbytes // max(1, resolve_dtype(ins.target.dtype).itemsize)
+        took = (_hops(ins.source_tile, tile, config) * config.noc_hop_cycles
+                + -(-nbytes // config.noc_bytes_per_cycle)
+                + -(-elements // ct_elements_per_cycle(ins.target.dtype, config))
+                + config.kernel_issue_cycles)
+        return _Op(gid, g, tile, index, ins, "noc", [source, target], [target], fixed=took)
+
+    def _address_deps(self, ids: list[int]) -> None:
+        """RAW, WAR and WAW between one tile's instructions of one group."""
+        regions: list[list] = []  # [lo, hi, last writer, readers since]
+        for gid in ids:
+            op = self.ops[gid]
+            tile = op.tile
+            for _, lo, hi in (r for r in op.reads if r[0] == tile):
+                for reg in regions:
+                    if reg[0] < hi and lo < reg[1]:
+                        if reg[2] is not None:
+                            op.deps.append(reg[2])
+                        reg[3].append(gid)
+            for _, lo, hi in op.writes:
+                keep = []
+                for reg in regions:
+                    if reg[0] < hi and lo < reg[1]:
+                        if reg[2] is not None and reg[2] != gid:
+                            op.deps.append(reg[2])
+                        op.deps.extend(r for r in reg[3] if r != gid)
+                        if lo <= reg[0] and reg[1] <= hi:
+                            continue
+                    keep.append(reg)
+                regions = keep + [[lo, hi, gid, []]]
+
+    def _noc_deps(self, op: _Op, ins: NocReduce, first_of_tile: dict[int, int]) -> None:
+        """The NocReduce waits for the source's partial; the source's next writer of that
+        range waits for the NocReduce."""
+        start = first_of_tile.get(ins.source_tile)
+        if start is None or ins.after < 0:
+            return
+        after = start + ins.after
+        op.deps.append(after)
+        _, lo, hi = op.reads[0]
+        later = self.ops[after + 1:]
+        for other in later:
+            if other.group != op.group or other.tile != ins.source_tile:
+                break
+            if any(a < hi and lo < b for _, a, b in other.writes):
+                other.deps.append(op.gid)
+                break
+
+    # -- the event loop ------------------------------------------------------------------
+    def run(self) -> Timing:
+        ops, config = self.ops, self.config
+        epochs, count = [], 0
+        for group in self.program.groups:
+            epochs.append(count)
+            count += bool(group.barrier)
+        left_in_epoch = [0] * (count + 1)
+        for op in ops:
+            left_in_epoch[epochs[op.group]] += 1
+        # per tile: the queue of its groups; the group it runs; its unfinished ops there
+        queue = {t: list(gs) for t, gs in self.tile_groups.items()}
+        current: dict[int, tuple[int, list[int]] | None] = {t: None for t in queue}
+        unfinished: dict[int, int] = {t: 0 for t in queue}
+        lanes: dict[tuple[int, str], list[int]] = {}
+        lane_pos: dict[tuple[int, str], int] = {}
+        lane_busy: dict[tuple[int, str], bool] = {}
+        # per (group, tile): the NocReduces still to read the tile's SPM in that group
+        noc_readers: dict[tuple[int, int], int] = {}
+        for op in ops:
+            if isinstance(op.ins, NocReduce):
+                key = (op.group, op.ins.source_tile)
+                noc_readers[key] = noc_readers.get(key, 0) + 1
+        last_group: dict[int, int] = {}
+        done_epochs = 0
+        while done_epochs < len(left_in_epoch) and left_in_epoch[done_epochs] == 0:
+            done_epochs += 1
+        now = 0.0
+        fixed: list[tuple[float, int]] = []
+        setup_done: list[tuple[float, int]] = []
+        streaming: dict[int, float] = {}
+        busy: dict[str, float] = {}
+        finished = 0
+        ddr_rate = config.ddr_bandwidth_bytes_per_s / config.clock_hz
+
+        def enter_groups() -> None:
+            for t in queue:
+                if current[t] is not None or not queue[t]:
+                    continue
+                if unfinished[t] or noc_readers.get((last_group.get(t, -1), t), 0):
+                    continue
+                g, ids = queue[t][0]
+                if epochs[g] > done_epochs:
+                    continue
+                queue[t].pop(0)
+                current[t] = (g, ids)
+                last_group[t] = g
+                unfinished[t] = len(ids)
+                self.model.written[t] = {}
+                if t in self.model.owner:
+                    self.model.owner[t].fill(-1)
+                for gid in ids:
+                    key = (t, ops[gid].lane)
+                    lanes.setdefault(key, []).append(gid)
+                    lane_pos.setdefault(key, 0)
+                    lane_busy.setdefault(key, False)
+
+        def try_start() -> None:
+            for key, items in lanes.items():
+                if lane_busy[key] or lane_pos[key] >= len(items):
+                    continue
+                op = ops[items[lane_pos[key]]]
+                if op.waiting:
+                    continue
+                lane_busy[key] = True
+                lane_pos[key] += 1
+                op.start = now
+                where = (f"group {self.program.groups[op.group].group_id}, tile {op.tile}, "
+                         f"step {op.ins.step}, instruction {op.index} ({op.ins.kind} "
+                         f"{op.lane})")
+                if self.model.functional:
+                    op.commit = self.model.start(op, where)
+                if op.stream:
+                    heapq.heappush(setup_done, (now + op.fixed, op.gid))
+                else:
+                    heapq.heappush(fixed, (now + op.fixed, op.gid))
+
+        def finish(gid: int) -> None:
+            nonlocal finished, done_epochs
+            op = ops[gid]
+            op.finish = now
+            if op.commit is not None:
+                op.commit()
+                op.commit = None
+            busy[op.lane] = busy.get(op.lane, 0.0) + (now - op.start)
+            lane_busy[(op.tile, op.lane)] = False
+            for u in op.users:
+                ops[u].waiting -= 1
+            unfinished[op.tile] -= 1
+            if unfinished[op.tile] == 0:
+                current[op.tile] = None
+            if isinstance(op.ins, NocReduce):
+                noc_readers[(op.group, op.ins.source_tile)] -= 1
+            left_in_epoch[epochs[op.group]] -= 1
+            while done_epochs < len(left_in_epoch) and left_in_epoch[done_epochs] == 0:
+                done_epochs += 1
+            finished += 1
+
+        enter_groups()
+        try_start()
+        while finished < len(ops):
+            rate = min(float(config.lsu_bytes_per_cycle),
+                       ddr_rate / max(1, len(streaming))) if streaming else 0.0
+            candidates = []
+            if fixed:
+                candidates.append(fixed[0][0])
+            if setup_done:
+                candidates.append(setup_done[0][0])
+            if streaming:
+                candidates.append(now + min(streaming.values()) / rate)
+            if not candidates:
+                stuck = [op for op in ops if op.finish < 0][:3]
+                raise Tx8ComputeError(
+                    "the program deadlocks: no instruction can start ("
+                    + "; ".join(f"group {self.program.groups[o.group].group_id} tile "
+                                f"{o.tile} instruction {o.index} waits for {o.waiting}"
+                                for o in stuck) + ")")
+            then = min(candidates)
+            for gid in streaming:
+                streaming[gid] -= rate * (then - now)
+            now = then
+            for gid in [g for g, left in streaming.items() if left <= 1e-6]:
+                del streaming[gid]
+                finish(gid)
+            while fixed and fixed[0][0] <= now:
+                finish(heapq.heappop(fixed)[1])
+            while setup_done and setup_done[0][0] <= now:
+                gid = heapq.heappop(setup_done)[1]
+                streaming[gid] = float(ops[gid].stream)
+            enter_groups()
+            try_start()
+        return self._timing(busy)
+
+    def _timing(self, busy: dict[str, float]) -> Timing:
+        """A group's latency: the longest time one of its tiles spends in it (first
+        start to last finish on that tile), which excludes the time a tile waits for
+        other groups of its epoch sharing it."""
+        spans: dict[tuple[int, int], list[float]] = {}
+        for op in self.ops:
+            gid = self.program.groups[op.group].group_id
+            span = spans.setdefault((gid, op.tile), [op.start, op.finish])
+            span[0], span[1] = min(span[0], op.start), max(span[1], op.finish)
+        group_cycles: dict[int, int] = {}
+        for (gid, _), (a, b) in spans.items():
+            group_cycles[gid] = max(group_cycles.get(gid, 0), int(np.ceil(b - a)))
+        total = max((op.finish for op in self.ops), default=0.0)
+        return Timing(
+            cycles=int(np.ceil(total)),
+            group_cycles=group_cycles,
+            group_estimates={g.group_id: g.estimate_cycles for g in self.program.groups},
+            busy={lane: int(np.ceil(v)) for lane, v in sorted(busy.items())},
+            ddr_bytes=sum(op.stream for op in self.ops),
+            instructions=len(self.ops),
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------
+
+
+def resolve_ops(program: Program, module) -> list:
+    """The op objects of `program.ops`, found in `module` by group id and node."""
+    from tx8c.analysis.ddr_tensors import main_body
+    from tx8c.dialect.ops.backend import GroupOp
+
+    bodies = {}
+    for g in main_body(module).ops:
+        if isinstance(g, GroupOp):
+            bodies[g.attr("group_id")] = [op for op in g.block.ops if op is not g.yield_op]
+    out = []
+    for info in program.ops:
+        op = bodies[info.group_id][info.node]
+        if op.name != info.name:
+            raise Tx8ComputeError(f"program op {info.name} (group {info.group_id}, node "
+                                  f"{info.node}) is {op.name} in the module")
+        out.append(op)
+    return out
+
+
+def run_program(program: Program, module, inputs, constants=None
+                ) -> tuple[list[np.ndarray], Timing]:
+    """Run `program` (lowered from `module`) on `inputs`: outputs and timing."""
+    model = CModelV2(program, resolve_ops(program, module), constants)
+    return model.run(inputs)
+
+
+def simulate(program: Program, module) -> Timing:
+    """The timing of `program` alone (no data)."""
+    return CModelV2(program, resolve_ops(program, module), functional=False).timing()
+
+
+def timing_report(timing: Timing, config: TX8Config | None = None) -> dict:
+    """The simulated latency beside the estimate, per model and per group."""
+    estimate = sum(timing.group_estimates.values())
+    groups = []
+    for gid, simulated in sorted(timing.group_cycles.items()):
+        est = timing.group_estimates.get(gid, 0)
+        groups.append({"group": gid, "estimate_cycles": est, "simulated_cycles": simulated,
+                       "ratio": round(est / simulated, 4) if simulated else None})
+    out = {
+        "simulated_cycles": timing.cycles, "estimate_cycles": estimate,
+        "estimate_over_simulated": round(estimate / timing.cycles, 4) if timing.cycles
+        else None,
+        "engine_busy_cycles": timing.busy, "ddr_bytes": timing.ddr_bytes,
+        "instructions": timing.instructions, "groups": groups,
+    }
+    if config is not None:
+        out["simulated_seconds"] = timing.cycles / config.clock_hz
+    return out
+
+
+def run_cmodel_v2(module, inputs, constants=None) -> tuple[list[np.ndarray], Timing]:
+    """Lower `module` (compiled through the DDR stage) and run its Program."""
+    from tx8c.codegen.lower import lower_module
+    from tx8c.const_container import module_container
+
+    container = constants if constants is not None else module_container(module)
+    program = lower_module(module, container)
+    return run_program(program, module, inputs, container)

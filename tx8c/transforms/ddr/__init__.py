@@ -1,0 +1,1 @@
+"""The DDR stage (seed 003): ddr-alloc, ddr-reorder."""
