@@ -1,6 +1,6 @@
 """Building and running the emitted C program (`tx8c run --backend c`).
 
-`run_c(program, inputs, consts, work_dir)` emits the C sources of `program` into
+`run_c(program, inputs, constants, work_dir)` emits the C sources of `program` into
 `work_dir` (`emit_c`), builds them with the system C compiler (`cc`, `gcc` or `clang`,
 the first on PATH; `$CC` overrides), writes `consts.bin` and each input packed in its DDR
 tensor's layout, runs the executable and unpacks the outputs from their DDR bytes.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tx8c.codegen.emit_c import EXECUTABLE, CSources, emit_c
+from tx8c.codegen.emit_c import EXECUTABLE, CSources, constant_parts, emit_c
 from tx8c.codegen.program import Program
 from tx8c.errors import Tx8Error
 from tx8c.target.config import TX8Config
@@ -55,18 +55,35 @@ def build(sources: CSources, compiler: str | None = None) -> Path:
 
 
 def _config(program: Program) -> TX8Config:
-    return TX8Config(**{k: v for k, v in program.config.items()
+    return TX8Config(**{k: tuple(v) if isinstance(v, list) else v
+                        for k, v in program.config.items()
                         if k in TX8Config.__dataclass_fields__})
 
 
-def run_c(program: Program, inputs: Sequence[np.ndarray], consts: bytes,
-          work_dir: str | Path, ops: Sequence | None = None) -> list[np.ndarray]:
-    """The program's outputs computed by its emitted C program (module docstring)."""
+def constants_image(program: Program, container) -> bytes:
+    """constants.bin: the stored bytes of the program's constants one after another
+    (`emit_c.constant_parts`)."""
+    parts = constant_parts(program)
+    if parts and container is None:
+        raise CBackendError("the program reads constants; give its ConstContainer")
+    chunks = []
+    for name, _, _, size in parts:
+        data = bytes(container.stored_bytes(int(name[1:])))
+        if len(data) != size:
+            raise CBackendError(f"constant {name}: {len(data)} bytes for a slot of {size}")
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def run_c(program: Program, inputs: Sequence[np.ndarray], container, work_dir: str | Path,
+          ops: Sequence | None = None) -> list[np.ndarray]:
+    """The program's outputs computed by its emitted C program (module docstring).
+    `container`: the ConstContainer of the program's constants (None: it has none)."""
     work = Path(work_dir)
     sources = emit_c(program, work, ops)
     executable = build(sources)
     config = _config(program)
-    (work / "consts.bin").write_bytes(consts)
+    (work / "constants.bin").write_bytes(constants_image(program, container))
     if len(inputs) != len(program.inputs):
         raise CBackendError(f"the program takes {len(program.inputs)} inputs, got "
                             f"{len(inputs)}")

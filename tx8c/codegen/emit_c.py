@@ -17,9 +17,12 @@ model": the cmodel and the C emitter read one Program).
 A kernel's call comes from its op's `gen_op_code(loops)` (the OpLib interface): the
 runtime function and its params. An op without one raises `NoCKernelError` naming it.
 
-Departures from the seed: the host runs the tiles of a group one after another (a tile
-whose NoC reduction reads another tile's partial sum runs after that tile), so the C
-program checks numerics, not concurrency - missing barriers are the cmodel's to catch.
+Departures from the seed: the host runs the tiles of a group interleaved on one CPU
+(`tx_run_group`: a NoC reduction waits for its source tile's partial sum, the source
+tile waits until it has been read - the Program's semaphore pair), so the C program
+checks numerics, not concurrency; missing barriers are the cmodel's to catch. The host
+loads the constants from `constants.bin` (each constant's stored bytes, taken from
+`consts.bin` through its index) at the DDR offsets the Program gives them.
 Kernels allocate their scratch on the host heap instead of the Program's `imm` buffer.
 """
 
@@ -212,9 +215,9 @@ class _TileWriter:
                           + ",\n  ".join(entries) + "\n};")
         function = f"tile_{self.tile}_group_{group_id}"
         self.functions.append(
-            f"void {function}(TxMachine *m) {{\n"
-            f"    tx_run(m, {group_id}, {self.tile}, {table}, "
-            f"(int32_t)(sizeof {table} / sizeof {table}[0]));\n}}")
+            f"const TxInstr *{function}(int32_t *count) {{\n"
+            f"    *count = (int32_t)(sizeof {table} / sizeof {table}[0]);\n"
+            f"    return {table};\n}}")
         return function
 
     def _instruction(self, group_id: int, index: int, ins) -> str:
@@ -231,7 +234,14 @@ class _TileWriter:
         name = self._name("dma")
         ddr = _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
                    dma.window)
-        spm = self._spm(dma.spm, dma.window.shape, Window.whole(dma.window.shape))
+        held = dma.spm_window  # the buffer holds `held`; the DMA moves `window` of it
+        if tuple(dma.spm.shape) != tuple(held.shape):
+            raise ValueError(f"SPM buffer of shape {list(dma.spm.shape)} holds a window of "
+                             f"shape {list(held.shape)}")
+        part = Window(tuple(a - b for a, b in zip(dma.window.start, held.start, strict=True)),
+                      tuple(a - b + c for a, b, c in zip(dma.window.start, held.start,
+                                                          held.shape, strict=True)))
+        spm = _tsr(dma.spm.dtype, dma.spm.layout, "TX_SPM", dma.spm.addr, tensor.shape, part)
         self.decls.append(f"static const TxDma {name} = {{{int(dma.lane == 'st')}, "
                           f"{_c_string(dma.tensor)}, {ddr}, {spm}}};")
         return name
@@ -293,7 +303,7 @@ class _TileWriter:
         src = self._spm(noc.source, noc.source.shape, Window.whole(noc.source.shape))
         dst = self._spm(noc.target, noc.target.shape, Window.whole(noc.target.shape))
         self.decls.append(f"static const TxNoc {name} = {{{noc.source_tile}, {src}, {dst}, "
-                          f"{COMBINES[noc.combine]}}};")
+                          f"{COMBINES[noc.combine]}, {noc.after}}};")
         return name
 
     def text(self) -> str:
@@ -313,24 +323,6 @@ def _c_string(s: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def tile_order(group) -> list[int]:
-    """The tiles of a group in an order where every tile runs after the tiles whose SPM
-    its NoC reductions read."""
-    sources = {
-        t.tile: {i.source_tile for i in t.instructions if isinstance(i, NocReduce)}
-        for t in group.tiles
-    }
-    order: list[int] = []
-    while len(order) < len(sources):
-        ready = [t for t, needs in sources.items()
-                 if t not in order and needs <= set(order) | {t}]
-        if not ready:
-            raise ValueError(f"group {group.group_id}: the tiles' NoC reductions wait on "
-                             "each other in a cycle")
-        order.extend(sorted(ready))
-    return order
-
-
 def _config_init(config: dict) -> str:
     from tx8c.target.config import TX8Config
 
@@ -340,13 +332,35 @@ def _config_init(config: dict) -> str:
             f"{_ints(pf)}, {len(pf)}, {_ints(pi)}, {len(pi)}}}"), cfg
 
 
-def _host(program: Program, calls: list[tuple[int, list[str]]], consts_base: int) -> str:
+def constant_parts(program: Program) -> list[tuple[str, int, int, int]]:
+    """(tensor name, offset in constants.bin, DDR offset, bytes) of every constant: the
+    file is the constants' stored bytes one after another."""
+    parts, at = [], 0
+    for t in program.tensors:
+        if t.kind == "constant":
+            parts.append((t.name, at, t.offset, t.size))
+            at += t.size
+    return parts
+
+
+def _host(program: Program, calls: list[tuple[int, list[int], list[str]]]) -> str:
     config, cfg = _config_init(program.config)
-    decls = sorted({f"void {fn}(TxMachine *m);" for _, fns in calls for fn in fns})
+    constant_table = "{" + ", ".join(
+        f"{{{a}u, {b}u, {c}u}}" for _, a, b, c in constant_parts(program)) + "}" \
+        if constant_parts(program) else "{{0, 0, 0}}"
+    decls = sorted({f"const TxInstr *{fn}(int32_t *count);" for _, _, fns in calls
+                    for fn in fns})
     runs = []
-    for group_id, fns in calls:
-        runs.append(f"    /* group {group_id} */")
-        runs.extend(f"    {fn}(&m);" for fn in fns)
+    for group_id, tiles, fns in calls:
+        if not tiles:
+            runs.append(f"    /* group {group_id}: no instructions (runs in DDR) */")
+            continue
+        n = len(tiles)
+        runs.append(f"    {{ /* group {group_id} */\n"
+                    f"        static const int32_t tiles[] = {_ints(tiles)};\n"
+                    f"        const TxInstr *code[{n}];\n        int32_t counts[{n}];")
+        runs.extend(f"        code[{i}] = {fn}(&counts[{i}]);" for i, fn in enumerate(fns))
+        runs.append(f"        tx_run_group(&m, {group_id}, {n}, tiles, code, counts);\n    }}")
     inputs = [program.tensor(n) for n in program.inputs]
     outputs = [program.tensor(n) for n in program.outputs]
     io = "\n".join(
@@ -356,7 +370,7 @@ def _host(program: Program, calls: list[tuple[int, list[str]]], consts_base: int
         [f"    save_file(&m, dir, \"output_{i}.bin\", {t.offset}u, {t.size}u);"
          for i, t in enumerate(outputs)])
     return f"""/* host: generated by tx8c (tx8c/codegen/emit_c.py). Usage: {EXECUTABLE} DIR
- * reads DIR/consts.bin (the constants' DDR image, placed at {consts_base}) and
+ * reads DIR/constants.bin (every constant's stored bytes, from consts.bin) and
  * DIR/input_<i>.bin (each input's bytes in its DDR layout), runs every group in program
  * order (a group completes on every tile before the next starts: the barriers) and
  * writes DIR/output_<i>.bin. */
@@ -367,6 +381,9 @@ def _host(program: Program, calls: list[tuple[int, list[str]]], consts_base: int
 #include <string.h>
 
 {chr(10).join(decls)}
+
+/* the constants: (offset in constants.bin, DDR offset, bytes) */
+static const uint64_t constants[][3] = {constant_table};
 
 static FILE *open_in(const char *dir, const char *name, const char *mode) {{
     char path[4096];
@@ -401,6 +418,18 @@ static void load_file(TxMachine *m, const char *dir, const char *name, uint64_t 
     fclose(f);
 }}
 
+static void load_part(TxMachine *m, const char *dir, const char *name, uint64_t from,
+                      uint64_t at, uint64_t size) {{
+    FILE *f = open_in(dir, name, "rb");
+    if (at > m->ddr_bytes || size > m->ddr_bytes - at || fseek(f, (long)from, SEEK_SET) ||
+        fread(m->ddr + at, 1, (size_t)size, f) != size) {{
+        fprintf(stderr, "tx8c host: cannot load %llu bytes of %s at %llu\\n",
+                (unsigned long long)size, name, (unsigned long long)at);
+        exit(2);
+    }}
+    fclose(f);
+}}
+
 static void save_file(TxMachine *m, const char *dir, const char *name, uint64_t at,
                       uint64_t size) {{
     FILE *f = open_in(dir, name, "wb");
@@ -426,7 +455,8 @@ int main(int argc, char **argv) {{
     m.spm_bytes = {cfg.spm_bytes_per_tile}u;
     m.spm = tx_alloc((size_t)m.tiles, sizeof(uint8_t *));
     for (int32_t t = 0; t < m.tiles; t++) m.spm[t] = tx_alloc((size_t)m.spm_bytes, 1);
-    load_file(&m, dir, "consts.bin", {consts_base}u, 0);
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++)
+        load_part(&m, dir, "constants.bin", constants[i][0], constants[i][1], constants[i][2]);
 {io}
 {chr(10).join(runs)}
 {out}
@@ -438,11 +468,6 @@ int main(int argc, char **argv) {{
 """
 
 
-def consts_base(program: Program) -> int:
-    """Where the constants' image starts in DDR (its first constant)."""
-    return min((t.offset for t in program.tensors if t.kind == "constant"), default=0)
-
-
 def emit_c(program: Program, out_dir: str | Path, ops: Sequence | None = None) -> CSources:
     """Write the C program of `program` into `out_dir` (see the module docstring).
 
@@ -452,14 +477,14 @@ def emit_c(program: Program, out_dir: str | Path, ops: Sequence | None = None) -
     out = Path(out_dir)
     ops = list(ops) if ops is not None else ops_from_program(program)
     writers: dict[int, _TileWriter] = {}
-    calls: list[tuple[int, list[str]]] = []
+    calls: list[tuple[int, list[int], list[str]]] = []
     for group in program.groups:
-        by_tile = {t.tile: t for t in group.tiles}
+        tiles = [t for t in group.tiles if t.instructions]
         fns = []
-        for tile in tile_order(group):
-            writer = writers.setdefault(tile, _TileWriter(program, ops, tile))
-            fns.append(writer.group(group.group_id, by_tile[tile].instructions))
-        calls.append((group.group_id, fns))
+        for t in tiles:
+            writer = writers.setdefault(t.tile, _TileWriter(program, ops, t.tile))
+            fns.append(writer.group(group.group_id, t.instructions))
+        calls.append((group.group_id, [t.tile for t in tiles], fns))
     out.mkdir(parents=True, exist_ok=True)
     files = []
     for name in RUNTIME_FILES:
@@ -468,7 +493,7 @@ def emit_c(program: Program, out_dir: str | Path, ops: Sequence | None = None) -
     for tile, writer in sorted(writers.items()):
         (out / f"tile_{tile}.c").write_text(writer.text())
         files.append(f"tile_{tile}.c")
-    (out / "host.c").write_text(_host(program, calls, consts_base(program)))
+    (out / "host.c").write_text(_host(program, calls))
     files.append("host.c")
     sources = CSources(out, tuple(files))
     (out / "Makefile").write_text(_makefile(sources))

@@ -65,7 +65,7 @@ def c_results(tmp_path_factory):
             case = random_slice_case(name, CASES[name], rng)
             builder.add(case)
             cases.append(case)
-    outputs = run_c(builder.program(), builder.arrays, b"", tmp_path_factory.mktemp("c"),
+    outputs = run_c(builder.program(), builder.arrays, None, tmp_path_factory.mktemp("c"),
                     ops=builder.ops)
     return cases, outputs
 

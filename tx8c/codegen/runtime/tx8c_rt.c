@@ -383,11 +383,11 @@ float tx_pairwise_sum_f32(const float *a, int64_t n, int64_t stride) {
 /* -- DMA and NoC ------------------------------------------------------------------------ */
 
 void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
-    const L_SHAPE *w = &d->ddr.shape;
-    TxPlan whole, win;
+    const L_SHAPE *w = &d->ddr.shape, *b = &d->spm.shape;
+    TxPlan whole, buf;
     tx_plan(&whole, w->shape_whole, w->dim, d->ddr.format, d->ddr.layout, &m->config);
-    window_plan(m, &d->spm, &win);
-    if (d->spm.shape.dim != w->dim || d->spm.format != d->ddr.format)
+    window_plan(m, &d->spm, &buf);
+    if (b->dim != w->dim || d->spm.format != d->ddr.format)
         tx_fail("DMA of '%s': the SPM buffer's rank or element type differs from DDR's",
                 d->tensor);
     for (int32_t k = 0; k < w->dim; k++) {
@@ -396,20 +396,24 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
             tx_fail("DMA of '%s': window dim %d [%d, %d) is outside the tensor's %d", d->tensor,
                     (int)k, (int)w->shape_start[k], (int)(w->shape_start[k] + w->shape_slice[k]),
                     (int)w->shape_whole[k]);
-        if (d->spm.shape.shape_slice[k] != w->shape_slice[k])
-            tx_fail("DMA of '%s': SPM buffer dim %d is %d, the window's %d", d->tensor, (int)k,
-                    (int)d->spm.shape.shape_slice[k], (int)w->shape_slice[k]);
+        if (b->shape_start[k] < 0 || b->shape_start[k] + w->shape_slice[k] > b->shape_slice[k])
+            tx_fail("DMA of '%s': dim %d moves %d elements at %d of a buffer of %d", d->tensor,
+                    (int)k, (int)w->shape_slice[k], (int)b->shape_start[k],
+                    (int)b->shape_slice[k]);
     }
     uint8_t *ddr = tx_base(m, tile, &d->ddr, whole.total);
-    uint8_t *spm = tx_base(m, tile, &d->spm, win.total);
+    uint8_t *spm = tx_base(m, tile, &d->spm, buf.total);
     int64_t count = tx_volume(w->shape_slice, w->dim);
-    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0};
+    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0}, in[MAX_SHAPE_DIM] = {0};
     for (int64_t e = 0; e < count; e++) {
-        for (int32_t k = 0; k < w->dim; k++) at[k] = w->shape_start[k] + idx[k];
+        for (int32_t k = 0; k < w->dim; k++) {
+            at[k] = w->shape_start[k] + idx[k];
+            in[k] = b->shape_start[k] + idx[k];
+        }
         uint8_t *a = ddr + tx_element_address(&whole, at);
-        uint8_t *b = spm + tx_element_address(&win, idx);
-        if (d->store) memcpy(a, b, (size_t)whole.itemsize);
-        else memcpy(b, a, (size_t)whole.itemsize);
+        uint8_t *s = spm + tx_element_address(&buf, in);
+        if (d->store) memcpy(a, s, (size_t)whole.itemsize);
+        else memcpy(s, a, (size_t)whole.itemsize);
         for (int32_t k = w->dim - 1; k >= 0; k--) {
             if (++idx[k] < w->shape_slice[k]) break;
             idx[k] = 0;
@@ -444,25 +448,75 @@ void tx_noc_reduce(TxMachine *m, int32_t tile, const TxNoc *r) {
 
 /* -- the instruction runner ---------------------------------------------------------- */
 
-void tx_run(TxMachine *m, int32_t group, int32_t tile, const TxInstr *code, int32_t n) {
+static void run_one(TxMachine *m, int32_t group, int32_t tile, const TxInstr *in, int32_t i) {
     G_SHAPE g;
-    for (int32_t i = 0; i < n; i++) {
-        const TxInstr *in = &code[i];
-        switch (in->kind) {
-        case TX_I_DMA:
-            tx_set_context(group, tile, i, in->dma->tensor);
-            tx_dma(m, tile, in->dma, &g);
-            break;
-        case TX_I_KERNEL:
-            tx_set_context(group, tile, i, in->kernel->op);
-            in->kernel->fn(in->kernel, m, tile);
-            break;
-        case TX_I_NOC:
-            tx_set_context(group, tile, i, "NoC reduction");
-            tx_noc_reduce(m, tile, in->noc);
-            break;
-        default:
-            tx_fail("unknown instruction kind %d", (int)in->kind);
+    switch (in->kind) {
+    case TX_I_DMA:
+        tx_set_context(group, tile, i, in->dma->tensor);
+        tx_dma(m, tile, in->dma, &g);
+        break;
+    case TX_I_KERNEL:
+        tx_set_context(group, tile, i, in->kernel->op);
+        in->kernel->fn(in->kernel, m, tile);
+        break;
+    case TX_I_NOC:
+        tx_set_context(group, tile, i, "NoC reduction");
+        tx_noc_reduce(m, tile, in->noc);
+        break;
+    default:
+        tx_fail("unknown instruction kind %d", (int)in->kind);
+    }
+}
+
+void tx_run(TxMachine *m, int32_t group, int32_t tile, const TxInstr *code, int32_t n) {
+    for (int32_t i = 0; i < n; i++) run_one(m, group, tile, &code[i], i);
+}
+
+static int32_t slot_of(int32_t n_tiles, const int32_t *tiles, int32_t tile) {
+    for (int32_t s = 0; s < n_tiles; s++)
+        if (tiles[s] == tile) return s;
+    return -1;
+}
+
+/* May tile slot `s` run its next instruction? Not a NoC reduction whose source has not
+ * completed the partial; not past an instruction whose partial a reduction still has to
+ * read. */
+static int may_run(int32_t n_tiles, const int32_t *tiles, const TxInstr *const *code,
+                   const int32_t *counts, const int32_t *pc, int32_t s) {
+    const TxInstr *in = &code[s][pc[s]];
+    if (in->kind == TX_I_NOC) {
+        int32_t src = slot_of(n_tiles, tiles, in->noc->source_tile);
+        if (src < 0) tx_fail("NoC reduction from tile %d, which has no work in this group",
+                             (int)in->noc->source_tile);
+        if (pc[src] <= in->noc->after) return 0;
+    }
+    for (int32_t o = 0; o < n_tiles; o++)
+        for (int32_t j = pc[o]; j < counts[o]; j++) {
+            const TxInstr *r = &code[o][j];
+            if (r->kind == TX_I_NOC && r->noc->source_tile == tiles[s] && r->noc->after < pc[s])
+                return 0;
+        }
+    return 1;
+}
+
+void tx_run_group(TxMachine *m, int32_t group, int32_t n_tiles, const int32_t *tiles,
+                  const TxInstr *const *code, const int32_t *counts) {
+    int32_t *pc = tx_alloc((size_t)n_tiles, sizeof(int32_t));
+    for (;;) {
+        int progress = 0, done = 1;
+        for (int32_t s = 0; s < n_tiles; s++) {
+            while (pc[s] < counts[s] && may_run(n_tiles, tiles, code, counts, pc, s)) {
+                run_one(m, group, tiles[s], &code[s][pc[s]], pc[s]);
+                pc[s]++;
+                progress = 1;
+            }
+            if (pc[s] < counts[s]) done = 0;
+        }
+        if (done) break;
+        if (!progress) {
+            tx_set_context(group, -1, -1, "NoC reductions");
+            tx_fail("the tiles' NoC reductions wait on each other (a deadlock)");
         }
     }
+    free(pc);
 }

@@ -111,7 +111,8 @@ typedef struct TxDma {
     int32_t store;   /* 0: DDR -> SPM (RDMA), 1: SPM -> DDR (WDMA) */
     const char *tensor;
     TSR ddr;         /* the whole DDR tensor, the window in shape_start/shape_slice */
-    TSR spm;         /* the SPM buffer holding the window */
+    TSR spm;         /* the SPM buffer (shape_slice: the window it holds; shape_start:
+                        where the moved window starts inside it) */
 } TxDma;
 
 typedef struct TxNoc {
@@ -119,6 +120,7 @@ typedef struct TxNoc {
     TSR source;
     TSR target;
     int32_t combine;
+    int32_t after;   /* the source tile's instruction after which the partial is complete */
 } TxNoc;
 
 typedef enum { TX_I_DMA = 0, TX_I_KERNEL, TX_I_NOC } TxInstrKind;
@@ -134,6 +136,12 @@ typedef struct TxInstr {
 void tx_set_context(int32_t group, int32_t tile, int32_t instr, const char *what);
 void tx_fail(const char *fmt, ...);
 void tx_run(TxMachine *m, int32_t group, int32_t tile, const TxInstr *code, int32_t n);
+/* One group on its tiles: each tile's instructions in order, interleaved so that a NoC
+ * reduction runs after its source tile's instruction `after`, and the source tile does
+ * not go past that instruction before the reduction has read its partial sum (the
+ * semaphore pair of the Program). */
+void tx_run_group(TxMachine *m, int32_t group, int32_t n_tiles, const int32_t *tiles,
+                  const TxInstr *const *code, const int32_t *counts);
 void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g);
 void tx_noc_reduce(TxMachine *m, int32_t tile, const TxNoc *r);
 
