@@ -56,7 +56,9 @@ class Progress:
 
 
 PROGRAM_FILE = "program.json"
-BACKENDS = ("reference", "cmodel", "cmodelv2")
+BACKENDS = ("reference", "cmodel", "cmodelv2", "c")
+C_DIR = "c"
+"""Where `run --backend c` writes, builds and runs the C program (inside OUT/)."""
 STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 """The names of the stage dumps in OUT/stages (nothing else is ever written there)."""
 
@@ -299,8 +301,15 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
     except (ValueError, KeyError, TypeError) as e:
         raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
             from None
-    progress("running the cmodel v2 (byte-level, 16 tiles, timing)")
     ordered = [inputs[n] for n in input_names(main_function(module))]
+    if backend == "c":
+        from tx8c.codegen.c_backend import run_c
+        from tx8c.sim.cmodel_v2 import resolve_ops
+
+        progress(f"building and running the C program in {directory / C_DIR}")
+        return run_c(program, ordered, constants, directory / C_DIR,
+                     resolve_ops(program, module))
+    progress("running the cmodel v2 (byte-level, 16 tiles, timing)")
     outputs, timing = run_program(program, module, ordered, constants)
     estimate = sum(timing.group_estimates.values())
     progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {estimate}")
@@ -564,7 +573,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", default="reference", choices=BACKENDS,
                    help="what runs the model: the reference executor (default), the cmodel "
                    "v1 (bytes per value) or the cmodel v2 (the lowered Program on DDR and "
-                   "16 SPMs, with timing)")
+                   "16 SPMs, with timing) or c (the Program emitted as C, built with the "
+                   "system compiler in OUT/c/ and run)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
