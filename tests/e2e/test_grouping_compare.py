@@ -23,6 +23,8 @@ def test_compare_through_grouping(name: str, tmp_path: Path, capsys) -> None:
     assert main(["compare", str(path), "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)["stages"]
     stages = [r["stage"] for r in rows]
-    assert stages[-7:-2] == GROUP_PASSES and stages[-2] == "group-cost"
+    assert stages[-10:-5] == GROUP_PASSES
+    assert stages[-5:] == ["group-cost", "ddr-alloc", "ddr-reorder", "cmodel", "cmodel v2"]
     assert all(r["verdict"] == "PASS" for r in rows)
-    assert rows[-1]["stage"] == "cmodel" and rows[-1]["equals_reference"]
+    assert rows[-2]["equals_reference"]  # cmodel v1; v2 may sum partials in another order
+    assert rows[-1]["simulated_cycles"] > 0

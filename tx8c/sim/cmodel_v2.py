@@ -407,6 +407,7 @@ class _Simulation:
     def _build(self) -> None:
         for g, group in enumerate(self.program.groups):
             first_of_tile: dict[int, int] = {}
+            self.lengths = {tp.tile: len(tp.instructions) for tp in group.tiles}
             for tp in group.tiles:
                 first_of_tile[tp.tile] = len(self.ops)
                 ids = []
@@ -487,8 +488,12 @@ class _Simulation:
         """The NocReduce waits for the source's partial; the source's next writer of that
         range waits for the NocReduce."""
         start = first_of_tile.get(ins.source_tile)
-        if start is None or ins.after < 0:
-            return
+        if start is None or not 0 <= ins.after < self.lengths[ins.source_tile]:
+            raise Tx8ComputeError(
+                f"group {self.program.groups[op.group].group_id}, tile {op.tile}, step "
+                f"{ins.step}, instruction {op.index} (noc): waits for instruction "
+                f"{ins.after} of tile {ins.source_tile}, which has no such instruction "
+                "in this group")
         after = start + ins.after
         op.deps.append(after)
         _, lo, hi = op.reads[0]

@@ -31,7 +31,7 @@ def test_report_lists_the_groups(cnn: Path, tmp_path: Path) -> None:
     assert report["options"]["opt_group"] == "default" and report["options"]["opt_barrier"]
     pipeline = report["pipeline"]
     assert "group-pattern" in pipeline and "group-dag" in pipeline
-    assert pipeline.endswith("group-cost")
+    assert pipeline.endswith("group-cost,ddr-alloc,ddr-reorder")
     assert groups["count"] == len(groups["groups"]) > 0
     assert groups["boundary_bytes"] < groups["singles_boundary_bytes"]
     assert groups["barriers"] < groups["count"]
