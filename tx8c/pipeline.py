@@ -35,7 +35,7 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
-        from tx8c.transforms.layout.common import STRATEGIES
+        from tx8c.analysis.layout_problem import STRATEGIES
 
         if self.layout_strategy not in STRATEGIES:
             raise Tx8Error(

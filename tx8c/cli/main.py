@@ -115,7 +115,7 @@ def _write_outputs(out: Path, mlir: str, stages: list, report: dict) -> None:
 
 def _layout_stats(module) -> dict:
     """What the layout passes inserted (ChannelNorms, Transposes: count and bytes)."""
-    from tx8c.transforms.layout.common import read_layout_stats
+    from tx8c.analysis.layout_problem import read_layout_stats
 
     return read_layout_stats(module)
 

@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from examples.make_models import MODELS
 from tests.helpers import main_block as block_of
+from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.analysis.min_cut import CAPACITY_LIMIT as _CAPACITY_LIMIT
 from tx8c.analysis.min_cut import int32_capacities as _int32_capacities
 from tx8c.dialect import make_context
@@ -34,7 +35,6 @@ from tx8c.ir import parse_module as parse
 from tx8c.ir import print_module as print_ir
 from tx8c.sim.reference import run_reference
 from tx8c.target.mem_layout import byte_size, pack
-from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_align_to_npu import LayoutAlignToNpuPass
 
 STRATEGIES = ("greedy", "optimal")

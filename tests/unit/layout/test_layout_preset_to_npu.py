@@ -19,6 +19,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from examples.make_models import MODELS
 from tests.helpers import main_block as block_of
+from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.dialect import all_ops, make_context
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_cnn, split_layout_str, value_layout
@@ -36,7 +37,6 @@ from tx8c.interfaces.shape_inference import ShapeInference
 from tx8c.ir import parse_module as parse
 from tx8c.ir import print_module as print_ir
 from tx8c.sim.reference import run_reference
-from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_init import LayoutInitPass
 from tx8c.transforms.layout.layout_preset_to_npu import (
     LayoutPresetToNpuPass,

@@ -25,7 +25,8 @@ Guarantees:
   if none);
 - layout_str is otherwise untouched; the program's meaning is unchanged (ChannelNorm is
   the identity on logical values);
-- statistics in the module attribute `tx8c.layout_stats` (see `record_layout_stats`):
+- statistics in the module attribute `tx8c.layout_stats` (the layout stage's convention,
+  `tx8c.analysis.layout_problem.record_layout_stats`):
   under "layout-align-to-npu", `strategy`, `channel_norms` (inserted), `channel_norm_bytes`
   (bytes converted at run time), `const_channel_norms` (inserted on compile-time
   constants: free, layout-align-opt folds them into the constant).
@@ -91,8 +92,11 @@ Cost: building the problem, greedy and rewriting are O(ops + uses), no recursion
 cut has at most ops + 2 * values nodes and O(uses) edges (Dinic's algorithm in scipy).
 
 Op knowledge comes from the op classes (`query_op_attr`, `is_broadcast`,
-`complete_operand`); the only op class named here is ChannelNorm, the op this pass
-creates, whose reading rule (the opposite of its output) no interface states yet.
+`complete_operand`, and OpLib's `reads_other_family` for the converter's reading rule);
+the only op class named here is ChannelNorm, the op this pass creates. The skeleton
+(build the problem, solve it with the strategy, apply it, record the statistics) is the
+layout stage's `LayoutChoicePass` (`tx8c.analysis.layout_problem`), shared with
+layout-preset-to-npu.
 
 Departures from the seed: its code snippet sets `direction = opAlignMode == NALIGN ? false
 : true`, contradicting its own text (ALIGN -> NALIGN is false); we follow the text. The
@@ -105,25 +109,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
-from xdsl.passes import ModulePass
 
+from tx8c.analysis.layout_problem import LayoutChoicePass, LayoutStats, is_compile_time
 from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.attrs import AlignMode, DevAttr
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
+from tx8c.dialect.layout import input_layouts, is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.target.mem_layout import byte_size
-from tx8c.transforms.layout.common import (
-    check_strategy,
-    functions_of,
-    is_compile_time,
-    record_layout_stats,
-)
-from tx8c.transforms.layout.layout_transmit import input_layouts
 
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
@@ -159,6 +154,9 @@ class AlignProblem:
     """The alignment choice of one block: free variables, fixed sides, values."""
 
     block: Block
+    inputs: list[str]
+    """The graph inputs' layouts (what layout-transmit recorded; the ChannelNorms of an
+    input carry it)."""
     op_node: dict[Operation, int] = field(default_factory=dict)
     op_key: dict[Operation, int] = field(default_factory=dict)
     var_parents: list[list[tuple[int, int]]] = field(default_factory=list)
@@ -195,8 +193,8 @@ def _complete_operand(op: Tx8beOp) -> SSAValue | None:
 class _Builder:
     """Builds an AlignProblem from a block in one walk (O(ops + uses))."""
 
-    def __init__(self, block: Block):
-        self.problem = AlignProblem(block)
+    def __init__(self, block: Block, inputs: list[str]):
+        self.problem = AlignProblem(block, inputs)
         self.value_index: dict[SSAValue, int] = {}
         self.compile_time_ops: set[Operation] = set()
 
@@ -288,9 +286,9 @@ def _target_bytes(tensor_type: Attribute, aligned: bool) -> int:
     return byte_size(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
 
 
-def build_problem(block: Block) -> AlignProblem:
-    """The alignment problem of `block` (see the module docstring for the rules)."""
-    return _Builder(block).build()
+def build_problem(function: func.FuncOp) -> AlignProblem:
+    """The alignment problem of `function`'s body (see the module docstring)."""
+    return _Builder(function.body.block, input_layouts(function)).build()
 
 
 # --------------------------------------------------------------------------------------
@@ -338,43 +336,28 @@ def solve_greedy(problem: AlignProblem) -> list[AlignMode]:
     return modes
 
 
-class _CutGraph(FlowNetwork):
-    """The alignment problem's flow network: ALIGN is the source, NALIGN the sink."""
+def _add_value_cost(
+    graph: FlowNetwork, producer: int, readers: list[int], to_align: int, to_compact: int
+) -> None:
+    """The cost of one value: c1 once if some reader is ALIGN and the producer not, c2
+    once if some reader is NALIGN and the producer not (see the module figure)."""
+    aligned_readers = [r for r in readers if r != NALIGN_SIDE]
+    if producer != ALIGN_SIDE and aligned_readers and to_align:
+        graph.pay_once(to_align, aligned_readers, producer, readers_on_source=True)
+    compact_readers = [r for r in readers if r != ALIGN_SIDE]
+    if producer != NALIGN_SIDE and compact_readers and to_compact:
+        graph.pay_once(to_compact, compact_readers, producer, readers_on_source=False)
 
-    def add_value(self, producer: int, readers: list[int], to_align: int, to_compact: int):
-        """The cost of one value: c1 once if some reader is ALIGN and the producer not,
-        c2 once if some reader is NALIGN and the producer not (see the module figure)."""
-        aligned_readers = [r for r in readers if r != NALIGN_SIDE]
-        if producer != ALIGN_SIDE and aligned_readers and to_align:
-            self._once(aligned_readers, producer, to_align, into_producer=True)
-        compact_readers = [r for r in readers if r != ALIGN_SIDE]
-        if producer != NALIGN_SIDE and compact_readers and to_compact:
-            self._once(compact_readers, producer, to_compact, into_producer=False)
-
-    def _once(self, readers: list[int], producer: int, cost: int, into_producer: bool):
-        if len(readers) == 1:
-            hub = readers[0]
-        else:
-            hub = self.new_node()
-            for r in readers:
-                if into_producer:
-                    self.edge(r, hub, None)
-                else:
-                    self.edge(hub, r, None)
-        if into_producer:
-            self.edge(hub, producer, cost)
-        else:
-            self.edge(producer, hub, cost)
 
 def solve_optimal(problem: AlignProblem) -> list[AlignMode]:
     """The assignment of the free variables with the fewest bytes converted at run time."""
-    graph = _CutGraph(problem.num_vars)
+    graph = FlowNetwork(problem.num_vars)
     for v in problem.values:
         if v.compile_time:
             continue
         readers = list(dict.fromkeys(node for _, node, _ in v.reads if node != v.producer))
         if readers:
-            graph.add_value(v.producer, readers, v.to_align, v.to_compact)
+            _add_value_cost(graph, v.producer, readers, v.to_align, v.to_compact)
     side = graph.source_side()
     return [AlignMode.ALIGN if aligned else AlignMode.NALIGN for aligned in side]
 
@@ -409,15 +392,10 @@ def conversion_cost(problem: AlignProblem, modes: list[AlignMode]) -> int:
 
 
 @dataclass
-class AlignStats:
+class AlignStats(LayoutStats):
     channel_norms: int = 0
     channel_norm_bytes: int = 0
     const_channel_norms: int = 0
-
-    def add(self, other: AlignStats) -> None:
-        self.channel_norms += other.channel_norms
-        self.channel_norm_bytes += other.channel_norm_bytes
-        self.const_channel_norms += other.const_channel_norms
 
 
 @lru_cache(maxsize=4096)
@@ -480,18 +458,15 @@ def _convert_value(
     return created
 
 
-def apply_modes(
-    problem: AlignProblem, modes: list[AlignMode], inputs: list[str]
-) -> AlignStats:
-    """Insert the ChannelNorms `modes` call for and give every op its dev_info; `inputs`
-    are the graph inputs' layouts."""
+def apply_modes(problem: AlignProblem, modes: list[AlignMode]) -> AlignStats:
+    """Insert the ChannelNorms `modes` call for and give every op its dev_info."""
     stats = AlignStats()
     block = problem.block
     at_start: list[Operation] = []
     after: dict[Operation, list[Operation]] = {}
     rewires: _Rewires = {}
     for v in problem.values:
-        created = _convert_value(v, modes, inputs, rewires, stats)
+        created = _convert_value(v, modes, problem.inputs, rewires, stats)
         if not created:
             continue
         if isinstance(v.value, BlockArgument):
@@ -514,34 +489,17 @@ def apply_modes(
     return stats
 
 
-def align_function(function: func.FuncOp, strategy: str) -> AlignStats:
-    """Choose every op's family in `function` with `strategy` and rewrite its body."""
-    problem = build_problem(function.body.block)
-    modes = solve_greedy(problem) if strategy == "greedy" else solve_optimal(problem)
-    settle_constants(problem, modes)
-    return apply_modes(problem, modes, input_layouts(function))
-
-
 @dataclass(frozen=True)
-class LayoutAlignToNpuPass(ModulePass):
+class LayoutAlignToNpuPass(LayoutChoicePass):
     """Seed 000 LayoutAlignToNPU; `strategy` is "optimal" (default) or "greedy"."""
 
     name = "layout-align-to-npu"
 
-    strategy: str = "optimal"
+    STATS = AlignStats
+    build_problem = staticmethod(build_problem)
+    solve_greedy = staticmethod(solve_greedy)
+    solve_optimal = staticmethod(solve_optimal)
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_strategy(self.name, self.strategy)
-        stats = AlignStats()
-        for function in functions_of(op):
-            stats.add(align_function(function, self.strategy))
-        record_layout_stats(
-            op,
-            self.name,
-            {
-                "strategy": self.strategy,
-                "channel_norms": stats.channel_norms,
-                "channel_norm_bytes": stats.channel_norm_bytes,
-                "const_channel_norms": stats.const_channel_norms,
-            },
-        )
+    def apply_choice(self, problem: AlignProblem, choice: list[AlignMode]) -> AlignStats:
+        settle_constants(problem, choice)
+        return apply_modes(problem, choice)
