@@ -65,13 +65,15 @@ def midend_spec() -> list[str]:
 
 
 def layout_spec(strategy: str) -> list[str]:
-    """The layout stage (seeds 000-003)."""
+    """The layout stage (seeds 000-003; rank views and relabels: issue 15)."""
     return [
         "layout-init",
         "layout-transmit",
         f"layout-preset-to-npu{{strategy={strategy}}}",
+        "layout-normalize-rank",
         f"layout-align-to-npu{{strategy={strategy}}}",
         "layout-align-opt",
+        "layout-relabel",
     ]
 
 

@@ -86,6 +86,15 @@ class FlowNetwork:
         else:
             self.edge(producer, hub, cost)
 
+    def pay_on_side(self, cost: int, node: int, source_side: bool) -> None:
+        """Pay `cost` when `node` lies on the given side (an edge to the other terminal)."""
+        if not cost:
+            return
+        if source_side:
+            self.edge(node, SINK, cost)
+        else:
+            self.edge(SOURCE, node, cost)
+
     def source_side(self) -> list[bool]:
         """Per variable: on the source side of the minimum cut with the fewest nodes
         there (the residual graph's reach from the source)."""

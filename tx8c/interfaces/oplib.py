@@ -23,7 +23,7 @@ class Engine(StrEnum):
     CT = "CT"
     NE = "NE"
     LSU = "LSU"
-    NONE = "NONE"  # compile-time only (constants)
+    NONE = "NONE"  # no engine runs it: compile time (constants) or a relabel (an alias)
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,23 @@ class OpLib:
         its OpAttr gives for its result (ChannelNorm converts between the two); every other
         op reads and writes in one family (seed 000)."""
         return False
+
+    def is_relabel(self) -> bool:
+        """Does the op move bytes, or is it a relabel of its operand's bytes?
+
+        True for a relabel (tx8be.Relabel, made by the layout stage): its result is its
+        operand's bytes, unchanged, read under another shape, because in the family the
+        op runs in the two layouts put every element at the same byte. It runs no kernel
+        and moves nothing: the backend gives the result its operand's buffer, the cmodel
+        passes the bytes through. False for every op that computes or moves bytes."""
+        return False
+
+    def follows_operand(self) -> int | None:
+        """The operand whose alignment family this op shares when it may run in either
+        (seed 000: a broadcast op follows its complete operand; a relabel its only
+        operand), so that operand is never converted for it; None when the op's family
+        is a free choice or fixed by its OpAttr."""
+        return None
 
     def imm_size(self) -> int:
         """Scratch bytes the op needs in SPM."""

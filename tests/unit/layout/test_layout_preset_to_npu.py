@@ -321,7 +321,8 @@ def test_which_op_classes_cannot_run_permuted() -> None:
     """The ops that turn CNN data into Tensor-class data (and those with no data) keep
     the interface's default None; every other family states its rule."""
     default = {
-        "tx8be.Reshape", "tx8be.BroadCast", "tx8be.Gather", "tx8be.GatherElements",
+        "tx8be.Reshape", "tx8be.Relabel", "tx8be.BroadCast", "tx8be.Gather",
+        "tx8be.GatherElements",
         "tx8be.ScatterND", "tx8be.Gemm", "tx8be.Constant", "tx8be.LoadConst", "tx8be.Group",
     }
     for cls in all_ops():

@@ -40,7 +40,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.interfaces import Engine
-from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.interfaces.shape_inference import elementwise_view, fixed_operand_layouts
 
 # --------------------------------------------------------------------------------------
 # Conv
@@ -332,6 +332,14 @@ class GemmOp(Tx8beOp):
     def infer_operand_layouts(self, result_layout):
         """The operands listed in the fixed layout_str; a bias is Tensor-class."""
         return fixed_operand_layouts(self, self.initial_layout_str())
+
+    def view_attributes(self, view):
+        """Unit batch dims: the batch dims broadcast like numpy matmul, so operands of
+        the result's rank take the view and lower-rank ones (a weight [K, N], a bias)
+        keep theirs, as long as the view keeps the matrix dims (the last two)."""
+        if not view.keeps_trailing(2):
+            return None
+        return elementwise_view(self, view)
 
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)

@@ -1,4 +1,5 @@
-"""Data-movement ops: Reshape, Transpose, BroadCast, Slice, Concatenate, Split, Tile, Pad.
+"""Data-movement ops: Reshape, Transpose, Relabel, BroadCast, Slice, Concatenate, Split,
+Tile, Pad.
 
 These ops only move elements around, so they accept every element type and compute in
 the operand's own dtype (no fp32 upcast: nothing is rounded). Their shapes are static:
@@ -6,9 +7,14 @@ attributes that ONNX takes as tensor inputs (Reshape's shape, Slice's starts/end
 pads, ...) are attributes here, resolved by the importer.
 
 Alignment (seed 000): Transpose, Concatenate and Pad are ALIGN-only; Slice is ALIGN
-except for one case (`SliceOp.query_op_attr`); the others are BOTH. Concatenate and Pad
-need NHWC data (seed 002). Reshape runs on the LSU (TDMA `op_reshape`, seed 003); the
-others on CT.
+except for one case (`SliceOp.query_op_attr`); a Relabel runs in the families where it
+moves no bytes; the others are BOTH. Concatenate and Pad need NHWC data (seed 002).
+Reshape runs on the LSU (TDMA `op_reshape`, seed 003), a Relabel on no engine (it is an
+alias of its operand's bytes), the others on CT.
+
+Relabels (issue 15): Reshape, Transpose and Relabel state the reordering they perform
+(`element_map()`), from which the layout stage decides whether it moves bytes; Split and
+the other ops that can run on a rank view say so with `view_attributes`.
 
 Layout (seed 001):
 - Slice, Concatenate, Split, Tile and Pad keep the rank and the layout of their data, in
@@ -43,6 +49,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
+from tx8c.dialect.relabel import ViewMap, relabel_families
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine, OpAttr
 from tx8c.interfaces.shape_inference import (
@@ -55,6 +62,7 @@ from tx8c.interfaces.shape_inference import (
     permute_layout,
     permute_per_dim,
     result_shape,
+    view_axis_attributes,
 )
 
 
@@ -129,6 +137,9 @@ class ReshapeOp(MovementOp):
 
     infer_operand_layouts = cannot_infer_backward
 
+    def element_map(self) -> ViewMap:
+        return ViewMap.reshape(self.input_shape(), self.target_shape())
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x.reshape(self.target_shape())]
 
@@ -179,8 +190,94 @@ class TransposeOp(MovementOp):
         own = self.permutation()
         return {"perm": tuple(inverse[own[p]] for p in perm)}
 
+    def element_map(self) -> ViewMap:
+        return ViewMap.transpose(self.input_shape(), self.permutation())
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
+
+
+@tx8be_op
+class RelabelOp(MovementOp):
+    """The operand's bytes, unchanged, read as a tensor of another shape: a relabel.
+
+    Logically the result is `x.reshape(view).transpose(perm).reshape(shape)`: `view`
+    defaults to the operand's shape and `perm` to the identity, so a Relabel is a
+    Reshape, a Transpose, or a chain of them (the head split of attention: `[1,128,768]`
+    viewed as `[128,12,64]`, perm `[1,0,2]`, shape `[1,12,128,64]`). What makes it a
+    relabel is the bytes: the layout stage (`layout-normalize-rank`, `layout-relabel`)
+    makes one only where, in the alignment family the op runs in, the result's
+    mem_layout puts every element at the byte where the operand's mem_layout holds it
+    (`tx8c.dialect.relabel.relabel_families`, decided from the address functions).
+
+    So the op moves no bytes and runs no kernel (engine NONE): `is_relabel()` (OpLib) is
+    true, the question the backend asks of every op ("do you move bytes, or are you a
+    relabel of your operand's bytes?"); it gives the result the operand's buffer, and
+    the cmodel passes the bytes through, so a Relabel that is not the identity on the
+    bytes of its family gives a wrong answer there. Its OpAttr align_mode is the
+    families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN; a BOTH one
+    follows its operand's family (`follows_operand`).
+    """
+
+    name = "tx8be.Relabel"
+    shape = ints_attr()
+    view = ints_attr(optional=True)
+    perm = ints_attr(optional=True)
+
+    def element_map(self) -> ViewMap:
+        shape = self.input_shape()
+        view = self.attr("view")
+        view = shape if view is None else view
+        perm = self.attr("perm")
+        perm = tuple(range(len(view))) if perm is None else perm
+        return ViewMap(shape, tuple(view), tuple(perm), tuple(self.attr("shape")))
+
+    def verify_op(self) -> None:
+        self.checked_map()
+
+    def checked_map(self) -> ViewMap:
+        """`element_map()`, checked against the operand's shape."""
+        m = self.element_map()
+        size = int(np.prod(m.source))
+        for name, dims in (("view", m.view), ("shape", m.result)):
+            if any(d < 1 for d in dims) or int(np.prod(dims)) != size:
+                raise self.fail(
+                    f"{name} {list(dims)} must have positive entries and hold the "
+                    f"operand's {size} elements"
+                )
+        self.check_length("perm", m.perm, len(m.view), "one per dim of view")
+        if sorted(m.perm) != list(range(len(m.view))):
+            raise self.fail(f"perm {list(m.perm)} is not a permutation of 0..{len(m.view) - 1}")
+        return m
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.result_like_input(self.checked_map().result)]
+
+    def families(self) -> frozenset[bool]:
+        """The families in which the op is a relabel (True: aligned, False: compact)."""
+        return relabel_families(self.element_map(), self.operands[0].type.get_element_type())
+
+    def query_op_attr(self) -> OpAttr:
+        families = self.families()
+        mode = (
+            AlignMode.BOTH if len(families) == 2
+            else AlignMode.ALIGN if True in families
+            else AlignMode.NALIGN if False in families
+            else AlignMode.UNKNOWN
+        )
+        return self.op_attr(align_mode=mode, engine=Engine.NONE, mem_inplace=True)
+
+    def is_relabel(self) -> bool:
+        return True
+
+    def follows_operand(self) -> int | None:
+        """A relabel in both families runs in the one its operand is stored in."""
+        return 0 if len(self.families()) == 2 else None
+
+    infer_operand_layouts = cannot_infer_backward
+
+    def compute(self, x: np.ndarray) -> list[np.ndarray]:
+        return [self.element_map().apply(x)]
 
 
 @tx8be_op
@@ -460,6 +557,10 @@ class SplitOp(MovementOp):
         axis, _ = self.checked()
         return {"axis": moved_axis(axis, perm)}
 
+    def view_attributes(self, view):
+        """The cut axis follows its dim; every result takes the view."""
+        return view_axis_attributes(self, view)
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         axis, sizes = self.checked()
         cuts = np.cumsum(sizes)[:-1]
@@ -551,5 +652,6 @@ class PadOp(MovementOp):
 
 
 OPS = [
-    ReshapeOp, TransposeOp, BroadCastOp, SliceOp, ConcatenateOp, SplitOp, TileOp, PadOp,
+    ReshapeOp, TransposeOp, RelabelOp, BroadCastOp, SliceOp, ConcatenateOp, SplitOp, TileOp,
+    PadOp,
 ]

@@ -33,6 +33,7 @@ from tx8c.interfaces.shape_inference import (
     has_rank,
     keep_operand_layout,
     moved_axis,
+    view_axis_attributes,
 )
 
 
@@ -187,6 +188,12 @@ class _LastDimsNorm(Tx8beOp):
         rank = len(self.input_shapes()[0])
         return tuple(range(_axis(self), rank))
 
+    def view_attributes(self, view):
+        """The first normalised dim follows its dim; inserted unit dims inside the
+        normalised block change no statistic, and the affine operands (of lower rank)
+        broadcast against the same trailing dims."""
+        return view_axis_attributes(self, view)
+
 
 @tx8be_op
 class LayerNormOp(_LastDimsNorm):
@@ -283,6 +290,10 @@ class SoftmaxOp(Tx8beOp):
         if not has_rank(self, perm):
             return None
         return {"axis": moved_axis(_axis(self), perm)}
+
+    def view_attributes(self, view):
+        """The softmax axis follows its dim."""
+        return view_axis_attributes(self, view)
 
     def compute(self, x):
         (x,) = upcast(x)
