@@ -71,9 +71,9 @@ class OpLib:
 
     def follows_operand(self) -> int | None:
         """The operand whose alignment family this op shares when it may run in either
-        (seed 000: a broadcast op follows its complete operand; a relabel its only
-        operand), so that operand is never converted for it; None when the op's family
-        is a free choice or fixed by its OpAttr."""
+        (seed 000: a broadcast op follows its complete operand), so that operand is never
+        converted for it; None when the op's family is a free choice or fixed by its
+        OpAttr."""
         return None
 
     def imm_size(self) -> int:

@@ -126,6 +126,18 @@ class ShapeInference:
         """
         return None
 
+    def reshaped_operand_attributes(
+        self, index: int, shape: Sequence[int]
+    ) -> dict[str, Any] | None:
+        """The attributes under which this op computes the same values, up to a reshape of
+        its result that keeps the elements' row-major order, when operand `index` comes
+        in `shape` (the same elements in the same order: the operand of the Reshape that
+        feeds it) instead; None when it cannot. Its result type is then what
+        `infer_shapes` gives. Lets a Gemm take `[1, 1, 128, 768]` rows instead of their
+        `[128, 768]` reshape ("batch dims follow", `layout-normalize-rank`). Default: None.
+        """
+        return None
+
 
 def view_keeps_operands(op, view: RankView) -> bool:
     """Every operand either has the view's rank (it is viewed too) or broadcasts against

@@ -341,6 +341,21 @@ class GemmOp(Tx8beOp):
             return None
         return elementwise_view(self, view)
 
+    def reshaped_operand_attributes(self, index, shape):
+        """The rows of `a` may come with any leading dims (batch dims that broadcast like
+        numpy matmul, merged or split) when only `a` has them: b a [K, N] matrix, a bias
+        of at most one dim, `a` not transposed and its last dim (K) kept. The result's
+        rows then carry the same leading dims, in the same order."""
+        a_shape, b_shape = self.input_shapes()[:2]
+        bias = self.operand_named("bias")
+        if index != 0 or self.attr("trans_a") or len(b_shape) != 2:
+            return None
+        if bias is not None and bias.type.get_num_dims() > 1:
+            return None
+        if len(shape) < 2 or shape[-1] != a_shape[-1]:
+            return None
+        return {}
+
     def compute(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None = None):
         a, b = upcast(a, b)
         if self.attr("trans_a"):

@@ -215,8 +215,7 @@ class RelabelOp(MovementOp):
     relabel of your operand's bytes?"); it gives the result the operand's buffer, and
     the cmodel passes the bytes through, so a Relabel that is not the identity on the
     bytes of its family gives a wrong answer there. Its OpAttr align_mode is the
-    families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN; a BOTH one
-    follows its operand's family (`follows_operand`).
+    families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN.
     """
 
     name = "tx8be.Relabel"
@@ -269,10 +268,6 @@ class RelabelOp(MovementOp):
 
     def is_relabel(self) -> bool:
         return True
-
-    def follows_operand(self) -> int | None:
-        """A relabel in both families runs in the one its operand is stored in."""
-        return 0 if len(self.families()) == 2 else None
 
     infer_operand_layouts = cannot_infer_backward
 

@@ -57,10 +57,10 @@ Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
    so the data can be stored aligned. Forcing such an op NALIGN would hand its kernel data
    it cannot read.
 7. A BOTH op that follows an operand (`follows_operand()`: the seed's V_VS broadcast ops
-   follow their complete operand, a relabel in both families its only operand) shares
-   that operand's family, so that operand is never converted; its other operands are
-   read in the same family. Not when the followed operand is a compile-time constant
-   (converting it is free, so there is nothing to follow).
+   follow their complete operand) shares that operand's family, so that operand is
+   never converted; its other operands are read in the same family. Not when the
+   followed operand is a compile-time constant (converting it is free, so there is
+   nothing to follow).
 8. Any other op is BOTH: a free choice. It reads all its operands and writes its results
    in the one family chosen.
 

@@ -11,7 +11,7 @@ the views need are relabels (`tx8be.Relabel`), which move no bytes. Runs after
 layout-preset-to-npu (it only touches Tensor-class data of odd rank) and before
 layout-align-to-npu, which then sees rank-4 ops and free relabels.
 
-Two walks over each function's top-level block:
+Four walks over each function's top-level block (step 2 after each of the others):
 
 1. Rank views, in program order. An op (not a constant, not a movement op: those are
    step 2's) whose results all have rank 1 or 3 is given the view `[d] -> [1, d]`,
@@ -28,14 +28,15 @@ Two walks over each function's top-level block:
    Relabel after the op gives its readers the old shape back (erased when nobody
    needs it).
 2. Movement chains, in program order. Each op that states an element map (Reshape,
-   Transpose, Relabel: `element_map()`) is composed with its operand's producer when
-   that is one too (`ViewMap.then`; the producer already stands for its whole chain),
-   and the op is rewritten as
+   Transpose, Relabel: `element_map()`) is composed with the chain of such ops that
+   ends at it (`ViewMap.then`, up to `MAX_CHAIN` ops, while the maps compose), and,
+   for the longest chain that allows it, rewritten as
    - nothing, when the map is the identity (a view and its unview cancel);
    - one Relabel, when the map is the identity on the bytes in every family the chain
      can run in (the families of each op's OpAttr, intersected: a Transpose is
      ALIGN-only, a Reshape BOTH): the head split `[1,128,768] -> [1,128,12,64] ->
-     [1,12,128,64]` and the head merge are relabels in Cx;
+     [1,12,128,64]` and the head merge are relabels in Cx, and so is ViT's patch
+     flattening NHWC -> NCHW -> [1,768,196] -> [1,196,768];
    - for a chain of two ops: one Reshape when the map keeps the elements' order, one
      Transpose when it is one, else, when both ops move bytes, a Relabel and one
      Transpose when the chain can run aligned and splits so (`split_relabel`: the key
@@ -45,6 +46,19 @@ Two walks over each function's top-level block:
    - itself otherwise (layout-align-to-npu prices what it moves; layout-relabel makes
      it a relabel if the family chosen makes it one).
    A producer nobody reads any more is erased.
+3. Batch dims follow, in program order. An op whose operand is a reshape that keeps
+   the elements' order, and whose results are read only by movement ops, takes the
+   reshape's operand instead when it can (`reshaped_operand_attributes`: a Gemm's rows
+   `[128, 768]` come as `[1, 1, 128, 768]`, GPT-2's exports reshape around every Gemm);
+   a Reshape after it gives its readers the old shape, and step 2 runs again, so the
+   reshapes on both sides compose away.
+4. Compact rows for the graph's outputs. Graph outputs are compact (seed 000), so an
+   ALIGN-only op whose result is only returned pays a ChannelNorm of it, unless its
+   aligned bytes are its compact bytes. Its rows `[M, N]` (the leading dims merged) are,
+   when N channels need no padding and a row fills whole 256-byte batches (NCx of
+   `[128, 32000]` f32 is compact `[1, 128, 32000]`). Such an op (an LM head's Gemm) takes
+   one operand as rows (`reshaped_operand_attributes`) when that operand is smaller than
+   the result, so at most the smaller tensor moves; the Reshape after it is a relabel.
 
 Requires: the layout_str of every op (layout-transmit); functions whose body is one block
 in SSA order (nested regions are not entered).
@@ -55,9 +69,10 @@ every Relabel it makes is the identity on bytes in every family its OpAttr allow
 Statistics under "layout-normalize-rank" in `tx8c.layout_stats`: `rank_views` (ops
 now running on a view), `const_views` (constants reshaped for them), `transposes_split`
 (chains written as a relabel and one Transpose), `odd_rank_ops` (ops left with results
-of rank 1 or 3 that no view fits), and the movement ops in the functions afterwards:
-`relabels`, `reshapes`, `transposes`. O(ops + uses); each byte-identity check is
-O(elements) and cached per shape and dtype.
+of rank 1 or 3 that no view fits), `reshapes_absorbed` (step 3), `compact_rows` (step
+4), and the movement ops in the functions afterwards: `relabels`, `reshapes`,
+`transposes`. O(ops + uses); each byte-identity check is O(elements) and cached per
+shape and dtype.
 
 Departs from the seed: seed 000's odd-rank rule is kept (layout-align-to-npu applies it
 to what is left), but most odd-rank data no longer reach it. Rank 5 and higher are not
@@ -67,6 +82,7 @@ viewed (a rank-4 view of them merges dims, which the ops' axes would have to fol
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,17 +100,19 @@ from tx8c.analysis.layout_problem import (
 )
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import Tx8beOp, to_attr
-from tx8c.dialect.layout import result_layout, tensor_class_layout
+from tx8c.dialect.layout import mem_layout_for, result_layout, tensor_class_layout
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.movement import RelabelOp, ReshapeOp, TransposeOp
 from tx8c.dialect.relabel import (
     ALIGNED_AND_COMPACT,
     RankView,
     ViewMap,
+    families_agree,
     relabel_families,
     split_relabel,
 )
 from tx8c.interfaces.shape_inference import shape_of
+from tx8c.target.mem_layout import byte_size
 
 VIEWS = {1: RankView(1, (0,)), 3: RankView(3, (1,))}
 """The view of each odd rank: [d] -> [1, d], [d0, d1, d2] -> [d0, 1, d1, d2]."""
@@ -106,6 +124,8 @@ class NormalizeStats(LayoutStats):
     rank_views: int = 0
     const_views: int = 0
     transposes_split: int = 0
+    reshapes_absorbed: int = 0
+    compact_rows: int = 0
     odd_rank_ops: int = 0
     relabels: int = 0
     reshapes: int = 0
@@ -250,6 +270,39 @@ def _movement(value: SSAValue) -> Tx8beOp | None:
     return None
 
 
+MAX_CHAIN = 8
+"""How many movement ops a chain may gather (models have short ones: 2 to 4)."""
+
+
+def _chains_ending_at(op: Tx8beOp, m: ViewMap) -> list[tuple[SSAValue, ViewMap, list]]:
+    """(source, map, ops) of the chains of movement ops that end at `op`, shortest first:
+    `op` alone, then with its operand's producer, and so on while the maps compose."""
+    chains = [(op.operands[0], m, [op])]
+    while len(chains) < MAX_CHAIN:
+        source, m, links = chains[-1]
+        producer = _movement(source)
+        composite = None if producer is None else producer.element_map().then(m)
+        if composite is None:
+            break
+        chains.append((producer.operands[0], composite, [producer, *links]))
+    return chains
+
+
+def _chain_families(links: Sequence[Tx8beOp]) -> frozenset[bool]:
+    """The families every op of a chain may run in."""
+    allowed = BOTH_FAMILIES
+    for link in links:
+        allowed &= _allowed_families(link)
+    return allowed
+
+
+def _count_movement(block: Block) -> tuple[int, int, int]:
+    """(Relabels, Reshapes, Transposes) in the block."""
+    ops = list(block.ops)
+    return tuple(sum(isinstance(op, kind) for op in ops)
+                 for kind in (RelabelOp, ReshapeOp, TransposeOp))
+
+
 def _as_transpose(m: ViewMap) -> tuple[int, ...] | None:
     """The perm of one Transpose of the source that is `m`, if there is one."""
     if len(m.source) != len(m.result) or sorted(m.source) != sorted(m.result):
@@ -274,60 +327,62 @@ class _Chains:
                 m = op.element_map()
                 if m is not None:
                     self._visit(op, m)
-        for op in self.block.ops:
-            self.stats.relabels += isinstance(op, RelabelOp)
-            self.stats.reshapes += isinstance(op, ReshapeOp)
-            self.stats.transposes += isinstance(op, TransposeOp)
 
     def _visit(self, op: Tx8beOp, m: ViewMap) -> None:
-        source, links = op.operands[0], [op]
-        producer = _movement(source)
-        if producer is not None:
-            composite = producer.element_map().then(m)
-            if composite is not None:
-                source, m, links = producer.operands[0], composite, [producer, op]
-        allowed = BOTH_FAMILIES
-        for link in links:
-            allowed &= _allowed_families(link)
-        replacement = self._rewrite(op, source, m, links, allowed)
-        if replacement is None:
-            return
-        self._replace(op, replacement)
-        if producer is not None and not producer.results[0].uses:
-            self.block.erase_op(producer)
+        chains = _chains_ending_at(op, m)
+        for source, composite, links in reversed(chains):  # the longest chain first
+            if self._free(op, source, composite, links):
+                return
+        if len(chains) > 1:
+            self._fuse_pair(op, *chains[1])
 
-    def _rewrite(
-        self, op: Tx8beOp, source: SSAValue, m: ViewMap, links: Sequence[Tx8beOp],
-        allowed: frozenset[bool],
-    ) -> list[Operation] | SSAValue | None:
-        """What replaces `op`: a value (the identity), new ops, or None (keep it)."""
-        dtype = _element_type(source)
+    def _free(
+        self, op: Tx8beOp, source: SSAValue, m: ViewMap, links: list[Tx8beOp]
+    ) -> bool:
+        """Rewrite `op` as its chain when that moves nothing (the identity, or a relabel in
+        every family the chain can run in)."""
         if m.is_identity:
-            return source
-        if allowed and allowed <= relabel_families(m, dtype):
-            if isinstance(op, RelabelOp) and len(links) == 1:
-                return None  # already what it should be
-            return [_relabel(source, m, op.layout)]
-        if len(links) < 2 or not allowed:
-            return None
-        if m.keeps_order:  # a chain of reshapes: one reshape
-            return [ReshapeOp.make([source], shape=m.result, layout_str=op.layout)]
+            self._replace(op, source, links)
+            return True
+        allowed = _chain_families(links)
+        if not allowed or not allowed <= relabel_families(m, _element_type(source)):
+            return False
+        if isinstance(op, RelabelOp) and len(links) == 1:
+            return True  # already what it should be
+        self._replace(op, [_relabel(source, m, op.layout)], links)
+        return True
+
+    def _fuse_pair(
+        self, op: Tx8beOp, source: SSAValue, m: ViewMap, links: list[Tx8beOp]
+    ) -> None:
+        """`op` and its producer as one Reshape or one Transpose when the map is one, else
+        as a relabel and one Transpose when both move bytes and the chain can run
+        aligned (`split_relabel`)."""
+        if m.keeps_order:
+            self._replace(op, [ReshapeOp.make([source], shape=m.result, layout_str=op.layout)],
+                          links)
+            return
         perm = _as_transpose(m)
-        if perm is not None:  # transposes that compose: one transpose
-            return [TransposeOp.make([source], perm=perm, layout_str=op.layout)]
+        if perm is not None:
+            self._replace(op, [TransposeOp.make([source], perm=perm, layout_str=op.layout)],
+                          links)
+            return
         movers = sum(1 for link in links if not link.is_relabel())
-        if movers < 2 or True not in allowed:
-            return None  # one mover already: a split would move as much
-        split = split_relabel(m, dtype, True)
+        if movers < 2 or True not in _chain_families(links):
+            return  # one mover already: a split would move as much
+        split = split_relabel(m, _element_type(source), True)
         if split is None:
-            return None
+            return
         first, perm = split
         relabel = _relabel(source, first)
         transpose = TransposeOp.make([relabel.results[0]], perm=perm, layout_str=op.layout)
+        self._replace(op, [relabel, transpose], links)
         self.stats.transposes_split += 1
-        return [relabel, transpose]
 
-    def _replace(self, op: Tx8beOp, replacement: list[Operation] | SSAValue) -> None:
+    def _replace(
+        self, op: Tx8beOp, replacement: list[Operation] | SSAValue, links: list[Tx8beOp]
+    ) -> None:
+        """`op` replaced; the producers of its chain nobody reads any more erased."""
         if isinstance(replacement, SSAValue):
             op.results[0].replace_all_uses_with(replacement)
         else:
@@ -337,12 +392,136 @@ class _Chains:
             self.block.insert_ops_before(replacement, op)
             op.results[0].replace_all_uses_with(replacement[-1].results[0])
         self.block.erase_op(op)
+        for producer in reversed(links[:-1]):
+            if producer.results[0].uses:
+                break
+            self.block.erase_op(producer)
+
+
+# --------------------------------------------------------------------------------------
+# Step 3: reshapes absorbed (batch dims follow)
+# --------------------------------------------------------------------------------------
+
+
+class _ReshapedOperands:
+    def __init__(self, block: Block, stats: NormalizeStats):
+        self.block = block
+        self.stats = stats
+
+    def run(self) -> None:
+        for op in list(self.block.ops):
+            if not isinstance(op, Tx8beOp) or op.element_map() is not None or not op.results:
+                continue
+            if not all(u.operation.results and _movement(u.operation.results[0])
+                       for r in op.results for u in r.uses):
+                continue  # its result's reshape would not compose away
+            for index, value in enumerate(op.operands):
+                if self._absorb(op, index, value):
+                    break
+
+    def _absorb(self, op: Tx8beOp, index: int, value: SSAValue) -> bool:
+        producer = _movement(value)
+        if producer is None or not producer.element_map().keeps_order:
+            return False
+        source = producer.operands[0]
+        attrs = op.reshaped_operand_attributes(index, shape_of(source))
+        if attrs is None:
+            return False
+        _retype(self.block, op, attrs, index, source)
+        if not producer.results[0].uses:
+            self.block.erase_op(producer)
+        self.stats.reshapes_absorbed += 1
+        return True
+
+
+# --------------------------------------------------------------------------------------
+# Step 4: rows whose aligned bytes are compact, for the graph's outputs
+# --------------------------------------------------------------------------------------
+
+
+def _only_returned(value: SSAValue) -> bool:
+    """`value` is read by the graph's return only, maybe through movement ops."""
+    uses = list(value.uses)
+    return bool(uses) and all(
+        use.operation.name == "func.return"
+        or (_movement(use.operation.results[0]) is not None
+            and _only_returned(use.operation.results[0]))
+        for use in uses if use.operation.results or use.operation.name == "func.return"
+    )
+
+
+def _rows(shape: tuple[int, ...]) -> tuple[int, int]:
+    return math.prod(shape[:-1]), shape[-1]
+
+
+class _CompactRows:
+    def __init__(self, block: Block, stats: NormalizeStats):
+        self.block = block
+        self.stats = stats
+
+    def run(self) -> None:
+        for op in list(self.block.ops):
+            if self._wants_rows(op):
+                self._to_rows(op)
+
+    @staticmethod
+    def _wants_rows(op: Operation) -> bool:
+        """An ALIGN-only op whose one result is returned, is not the same bytes in both
+        families, and would be as rows."""
+        if not isinstance(op, Tx8beOp) or len(op.results) != 1 or op.element_map():
+            return False
+        if op.query_op_attr().align_mode != AlignMode.ALIGN:
+            return False
+        result = op.results[0]
+        shape, dtype = shape_of(result), _element_type(result)
+        return (
+            len(shape) >= 2 and _only_returned(result) and not families_agree(shape, dtype)
+            and families_agree(_rows(shape), dtype)
+        )
+
+    def _to_rows(self, op: Tx8beOp) -> None:
+        result = op.results[0]
+        shape, dtype = shape_of(result), _element_type(result)
+        written = byte_size(shape, dtype, mem_layout_for(shape, True))
+        for index, value in enumerate(op.operands):
+            rows = _rows(shape_of(value)) if len(shape_of(value)) >= 2 else None
+            if rows is None or byte_size(rows, dtype, mem_layout_for(rows, True)) >= written:
+                continue  # reshaping this operand could move as much as it saves
+            attrs = op.reshaped_operand_attributes(index, rows)
+            if attrs is None:
+                continue
+            reshape = ReshapeOp.make([value], shape=rows, layout_str=tensor_class_layout(rows))
+            self.block.insert_op_before(reshape, op)
+            _retype(self.block, op, attrs, index, reshape.results[0])
+            self.stats.compact_rows += 1
+            return
+
+
+def _retype(block: Block, op: Tx8beOp, attrs: dict, index: int, value: SSAValue) -> None:
+    """`op` with `attrs` set and `value` as operand `index`; its results take the types
+    `infer_shapes` gives, and a Reshape after it gives its readers the old shapes."""
+    for name, attr in attrs.items():
+        op.attributes[name] = to_attr(op.ATTR_KINDS[name], attr)
+    op.operands = [value if i == index else v for i, v in enumerate(op.operands)]
+    anchor: Operation = op
+    for result, new_type in zip(list(op.results), op.infer_shapes(), strict=True):
+        old_shape = shape_of(result)
+        new = Rewriter.replace_value_with_new_type(result, new_type)
+        back = ReshapeOp.make([new], shape=old_shape, layout_str=result_layout(op.layout))
+        block.insert_op_after(back, anchor)
+        anchor = back
+        new.replace_uses_with_if(back.results[0], lambda use, back=back: use.operation is not back)
 
 
 def normalize_block(block: Block) -> NormalizeStats:
     stats = NormalizeStats()
     _RankViews(block, stats).run()
     _Chains(block, stats).run()
+    _ReshapedOperands(block, stats).run()
+    _Chains(block, NormalizeStats()).run()  # the absorbed reshapes compose away
+    _CompactRows(block, stats).run()
+    _Chains(block, NormalizeStats()).run()
+    stats.relabels, stats.reshapes, stats.transposes = _count_movement(block)
     return stats
 
 
