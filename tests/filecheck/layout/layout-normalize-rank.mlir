@@ -5,23 +5,23 @@
 // is the same bytes compact and aligned, so seed 000's odd-rank rule no longer makes them
 // NALIGN; chains of Reshape/Transpose that are the identity on the bytes of every family
 // they can run in become one tx8be.Relabel (moves no bytes). A second run changes nothing.
-// AGAIN-COUNT-6: rank_views = 0 : i64, const_views = 0 : i64, transposes_split = 0 : i64
+// AGAIN-COUNT-9: rank_views = 0 : i64, const_views = 0 : i64, transposes_split = 0 : i64, reshapes_absorbed = 0 : i64, compact_rows = 0 : i64
 
 // A rank-3 LayerNorm between two Gemms: all three run on [1, 1, 8, 128] (the LayerNorm's
 // axis follows its dim), one Relabel in (the graph input) and one out (the output).
-// CHECK:       "layout-normalize-rank" = {rank_views = 3 : i64, const_views = 0 : i64, transposes_split = 0 : i64, odd_rank_ops = 0 : i64, relabels = 2 : i64, reshapes = 0 : i64, transposes = 0 : i64}
+// CHECK:       "layout-normalize-rank" = {rank_views = 3 : i64, const_views = 0 : i64, transposes_split = 0 : i64, reshapes_absorbed = 0 : i64, compact_rows = 0 : i64, odd_rank_ops = 0 : i64, relabels = 2 : i64, reshapes = 0 : i64, transposes = 0 : i64}
 // CHECK-LABEL: func.func @ln_between_gemms(
 // CHECK-NEXT:    %[[X:.*]] = tx8be.Relabel %x {shape = array<i64: 1, 1, 8, 128>, layout_str = "Tensor"} : (tensor<1x8x128xf32>) -> tensor<1x1x8x128xf32>
 // CHECK-NEXT:    %h = tx8be.Gemm %[[X]], %w1 : (tensor<1x1x8x128xf32>, tensor<128x128xf32>) -> tensor<1x1x8x128xf32>
 // CHECK-NEXT:    %n = tx8be.LayerNorm %h, %g, %b {axis = 3 : i64} : (tensor<1x1x8x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1x8x128xf32>
-// CHECK-NEXT:    %y = tx8be.Gemm %n, %w2 : (tensor<1x1x8x128xf32>, tensor<128x256xf32>) -> tensor<1x1x8x256xf32>
-// CHECK-NEXT:    %[[Y:.*]] = tx8be.Relabel %y {shape = array<i64: 1, 8, 256>} : (tensor<1x1x8x256xf32>) -> tensor<1x8x256xf32>
+// CHECK-NEXT:    %y = tx8be.Gemm %n, %w2 : (tensor<1x1x8x128xf32>, tensor<128x100xf32>) -> tensor<1x1x8x100xf32>
+// CHECK-NEXT:    %[[Y:.*]] = tx8be.Relabel %y {shape = array<i64: 1, 8, 100>} : (tensor<1x1x8x100xf32>) -> tensor<1x8x100xf32>
 // CHECK-NEXT:    func.return %[[Y]]
-func.func @ln_between_gemms(%x: tensor<1x8x128xf32>, %w1: tensor<128x128xf32>, %w2: tensor<128x256xf32>, %g: tensor<128xf32>, %b: tensor<128xf32>) -> tensor<1x8x256xf32> {
+func.func @ln_between_gemms(%x: tensor<1x8x128xf32>, %w1: tensor<128x128xf32>, %w2: tensor<128x100xf32>, %g: tensor<128xf32>, %b: tensor<128xf32>) -> tensor<1x8x100xf32> {
   %h = tx8be.Gemm %x, %w1 : (tensor<1x8x128xf32>, tensor<128x128xf32>) -> tensor<1x8x128xf32>
   %n = tx8be.LayerNorm %h, %g, %b : (tensor<1x8x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x8x128xf32>
-  %y = tx8be.Gemm %n, %w2 : (tensor<1x8x128xf32>, tensor<128x256xf32>) -> tensor<1x8x256xf32>
-  func.return %y : tensor<1x8x256xf32>
+  %y = tx8be.Gemm %n, %w2 : (tensor<1x8x128xf32>, tensor<128x100xf32>) -> tensor<1x8x100xf32>
+  func.return %y : tensor<1x8x100xf32>
 }
 
 // -----
@@ -100,7 +100,7 @@ func.func @weights_follow(%x: tensor<1x8x128xf32>) -> tensor<1x8x128xf32> {
 
 // Rank 1 takes the view [1, C]. A Reduce that drops a dim cannot take one view for its
 // operand and its result: it keeps rank 3 (counted in odd_rank_ops).
-// CHECK:       rank_views = 1 : i64, const_views = 0 : i64, transposes_split = 0 : i64, odd_rank_ops = 1 : i64
+// CHECK:       rank_views = 1 : i64, const_views = 0 : i64, transposes_split = 0 : i64, reshapes_absorbed = 0 : i64, compact_rows = 0 : i64, odd_rank_ops = 1 : i64
 // CHECK-LABEL: func.func @rank1_and_unviewable(
 // CHECK-NEXT:    %[[V:.*]] = tx8be.Relabel %v {shape = array<i64: 1, 128>, layout_str = "Tensor"}
 // CHECK-NEXT:    %a = tx8be.Neg %[[V]] : (tensor<1x128xf32>) -> tensor<1x128xf32>
@@ -110,4 +110,58 @@ func.func @rank1_and_unviewable(%v: tensor<128xf32>, %x: tensor<1x2x8x128xf32>) 
   %a = tx8be.Neg %v : (tensor<128xf32>) -> tensor<128xf32>
   %r = tx8be.Reduce %x {mode = "sum", axes = array<i64: 1>, keepdims = false} : (tensor<1x2x8x128xf32>) -> tensor<1x8x128xf32>
   func.return %a, %r : tensor<128xf32>, tensor<1x8x128xf32>
+}
+
+// -----
+
+// Batch dims follow: GPT-2 reshapes the rows of every Gemm to 2-D and back. The Gemm
+// takes the rows as they come ([1, 1, 8, 128]: batch dims of a matmul) and the reshapes
+// on both sides compose away.
+// CHECK:       reshapes_absorbed = 1 : i64
+// CHECK-LABEL: func.func @gemm_rows(
+// CHECK-NEXT:    %[[X:.*]] = tx8be.Relabel %x {shape = array<i64: 1, 1, 8, 128>, layout_str = "Tensor"}
+// CHECK-NEXT:    %h = tx8be.Gemm %[[X]], %w : (tensor<1x1x8x128xf32>, tensor<128x128xf32>) -> tensor<1x1x8x128xf32>
+// CHECK-NEXT:    %n = tx8be.LayerNorm %h, %g {axis = 3 : i64}
+// CHECK-NEXT:    %[[N:.*]] = tx8be.Relabel %n {shape = array<i64: 1, 8, 128>}
+// CHECK-NEXT:    func.return %[[N]]
+func.func @gemm_rows(%x: tensor<1x8x128xf32>, %w: tensor<128x128xf32>, %g: tensor<128xf32>) -> tensor<1x8x128xf32> {
+  %r = tx8be.Reshape %x {shape = array<i64: 8, 128>} : (tensor<1x8x128xf32>) -> tensor<8x128xf32>
+  %h = tx8be.Gemm %r, %w : (tensor<8x128xf32>, tensor<128x128xf32>) -> tensor<8x128xf32>
+  %u = tx8be.Reshape %h {shape = array<i64: 1, 8, 128>} : (tensor<8x128xf32>) -> tensor<1x8x128xf32>
+  %n = tx8be.LayerNorm %u, %g : (tensor<1x8x128xf32>, tensor<128xf32>) -> tensor<1x8x128xf32>
+  func.return %n : tensor<1x8x128xf32>
+}
+
+// -----
+
+// ViT's patches: NHWC back to NCHW, flattened, transposed to tokens: the three compose
+// into one reshape of the NHWC data, a relabel in both families.
+// CHECK:       relabels = 1 : i64, reshapes = 0 : i64, transposes = 0 : i64
+// CHECK-LABEL: func.func @patches(
+// CHECK-NEXT:    %p = tx8be.Relabel %x {shape = array<i64: 1, 4, 64>} : (tensor<1x2x2x64xf32>) -> tensor<1x4x64xf32>
+// CHECK-NEXT:    func.return %p
+func.func @patches(%x: tensor<1x2x2x64xf32>) -> tensor<1x4x64xf32> {
+  %t = tx8be.Transpose %x {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x2x2x64xf32>) -> tensor<1x64x2x2xf32>
+  %r = tx8be.Reshape %t {shape = array<i64: 1, 64, 4>} : (tensor<1x64x2x2xf32>) -> tensor<1x64x4xf32>
+  %p = tx8be.Transpose %r {perm = array<i64: 0, 2, 1>} : (tensor<1x64x4xf32>) -> tensor<1x4x64xf32>
+  func.return %p : tensor<1x4x64xf32>
+}
+
+// -----
+
+// An LM head's logits are returned (compact); as rows [8, 256] their NCx bytes are the
+// compact bytes (256 channels, rows of 1024 bytes), so the Gemm takes its operand as rows
+// (128 wide: the smaller one to reshape) and the logits need no ChannelNorm.
+// CHECK:       compact_rows = 1 : i64
+// CHECK-LABEL: func.func @lm_head(
+// CHECK-NEXT:    %[[X:.*]] = tx8be.Relabel %x {shape = array<i64: 1, 1, 8, 128>, layout_str = "Tensor"}
+// CHECK-NEXT:    %n = tx8be.RMSNorm %[[X]], %g {axis = 3 : i64}
+// CHECK-NEXT:    %[[R:.*]] = tx8be.Reshape %n {shape = array<i64: 8, 128>, layout_str = "NTensor"}
+// CHECK-NEXT:    %y = tx8be.Gemm %[[R]], %w : (tensor<8x128xf32>, tensor<128x256xf32>) -> tensor<8x256xf32>
+// CHECK-NEXT:    %[[Y:.*]] = tx8be.Reshape %y {shape = array<i64: 1, 8, 256>}
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @lm_head(%x: tensor<1x8x128xf32>, %g: tensor<128xf32>, %w: tensor<128x256xf32>) -> tensor<1x8x256xf32> {
+  %n = tx8be.RMSNorm %x, %g : (tensor<1x8x128xf32>, tensor<128xf32>) -> tensor<1x8x128xf32>
+  %y = tx8be.Gemm %n, %w : (tensor<1x8x128xf32>, tensor<128x256xf32>) -> tensor<1x8x256xf32>
+  func.return %y : tensor<1x8x256xf32>
 }

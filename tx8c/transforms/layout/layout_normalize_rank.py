@@ -50,8 +50,8 @@ Four walks over each function's top-level block (step 2 after each of the others
    the elements' order, and whose results are read only by movement ops, takes the
    reshape's operand instead when it can (`reshaped_operand_attributes`: a Gemm's rows
    `[128, 768]` come as `[1, 1, 128, 768]`, GPT-2's exports reshape around every Gemm);
-   a Reshape after it gives its readers the old shape, and step 2 runs again, so the
-   reshapes on both sides compose away.
+   a Reshape after it gives its readers the old shape; step 1 runs again (the operand
+   taken may have rank 3), then step 2, so the reshapes on both sides compose away.
 4. Compact rows for the graph's outputs. Graph outputs are compact (seed 000), so an
    ALIGN-only op whose result is only returned pays a ChannelNorm of it, unless its
    aligned bytes are its compact bytes. Its rows `[M, N]` (the leading dims merged) are,
@@ -183,10 +183,8 @@ class _RankViews:
             if view is None:
                 continue
             attrs = op.view_attributes(view) if self._bytes_allow(op, view) else None
-            if attrs is None:
-                self.stats.odd_rank_ops += 1
-                continue
-            self._apply(op, view, attrs)
+            if attrs is not None:
+                self._apply(op, view, attrs)
         for value in [*self.unviews, *self.constants]:
             if not value.uses:
                 self.block.erase_op(value.owner)
@@ -330,11 +328,12 @@ class _Chains:
 
     def _visit(self, op: Tx8beOp, m: ViewMap) -> None:
         chains = _chains_ending_at(op, m)
-        for source, composite, links in reversed(chains):  # the longest chain first
+        for source, composite, links in reversed(chains[1:]):  # the longest chain first
             if self._free(op, source, composite, links):
                 return
-        if len(chains) > 1:
-            self._fuse_pair(op, *chains[1])
+        if len(chains) > 1 and self._fuse_pair(op, *chains[1]):
+            return
+        self._free(op, *chains[0])
 
     def _free(
         self, op: Tx8beOp, source: SSAValue, m: ViewMap, links: list[Tx8beOp]
@@ -354,30 +353,31 @@ class _Chains:
 
     def _fuse_pair(
         self, op: Tx8beOp, source: SSAValue, m: ViewMap, links: list[Tx8beOp]
-    ) -> None:
+    ) -> bool:
         """`op` and its producer as one Reshape or one Transpose when the map is one, else
         as a relabel and one Transpose when both move bytes and the chain can run
         aligned (`split_relabel`)."""
         if m.keeps_order:
             self._replace(op, [ReshapeOp.make([source], shape=m.result, layout_str=op.layout)],
                           links)
-            return
+            return True
         perm = _as_transpose(m)
         if perm is not None:
             self._replace(op, [TransposeOp.make([source], perm=perm, layout_str=op.layout)],
                           links)
-            return
+            return True
         movers = sum(1 for link in links if not link.is_relabel())
         if movers < 2 or True not in _chain_families(links):
-            return  # one mover already: a split would move as much
+            return False  # one mover already: a split would move as much
         split = split_relabel(m, _element_type(source), True)
         if split is None:
-            return
+            return False
         first, perm = split
         relabel = _relabel(source, first)
         transpose = TransposeOp.make([relabel.results[0]], perm=perm, layout_str=op.layout)
         self._replace(op, [relabel, transpose], links)
         self.stats.transposes_split += 1
+        return True
 
     def _replace(
         self, op: Tx8beOp, replacement: list[Operation] | SSAValue, links: list[Tx8beOp]
@@ -415,6 +415,8 @@ class _ReshapedOperands:
             if not all(u.operation.results and _movement(u.operation.results[0])
                        for r in op.results for u in r.uses):
                 continue  # its result's reshape would not compose away
+            if _returned_compact_rows(op):
+                continue  # step 4's form: keep it
             for index, value in enumerate(op.operands):
                 if self._absorb(op, index, value):
                     break
@@ -452,6 +454,15 @@ def _only_returned(value: SSAValue) -> bool:
 
 def _rows(shape: tuple[int, ...]) -> tuple[int, int]:
     return math.prod(shape[:-1]), shape[-1]
+
+
+def _returned_compact_rows(op: Operation) -> bool:
+    """Rows (rank 2) only returned whose aligned bytes are their compact bytes."""
+    return len(op.results) == 1 and all(
+        len(shape_of(r)) == 2 and _only_returned(r)
+        and families_agree(shape_of(r), _element_type(r))
+        for r in op.results
+    )
 
 
 class _CompactRows:
@@ -518,10 +529,12 @@ def normalize_block(block: Block) -> NormalizeStats:
     _RankViews(block, stats).run()
     _Chains(block, stats).run()
     _ReshapedOperands(block, stats).run()
+    _RankViews(block, stats).run()  # an op that took a rank-3 operand takes its view
     _Chains(block, NormalizeStats()).run()  # the absorbed reshapes compose away
     _CompactRows(block, stats).run()
     _Chains(block, NormalizeStats()).run()
     stats.relabels, stats.reshapes, stats.transposes = _count_movement(block)
+    stats.odd_rank_ops = sum(_RankViews._view_of(op) is not None for op in block.ops)
     return stats
 
 
