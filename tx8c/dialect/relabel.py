@@ -163,15 +163,24 @@ def _compose(first: ViewMap, second: ViewMap) -> ViewMap | None:
     if refined is None:
         return None
     factors, of_transposed, of_view = refined
-    position = [0] * len(factors)  # where each factor sits among the refined view dims
+    view, position = _split_view(a, factors, of_transposed)
+    perm = tuple(position[k] for q in b.perm for k in of_view[q])
+    return ViewMap(a.source, view, perm, b.result).canonical()
+
+
+def _split_view(
+    m: ViewMap, factors: list[int], of_transposed: list[list[int]]
+) -> tuple[Shape, list[int]]:
+    """`m`'s view dims split into the factors of their transposed dims: the finer view
+    and, per factor, its position among the finer view dims."""
+    position = [0] * len(factors)
     view: list[int] = []
-    inverse = {p: i for i, p in enumerate(a.perm)}
-    for dim in range(len(a.view)):
+    inverse = {p: i for i, p in enumerate(m.perm)}
+    for dim in range(len(m.view)):
         for k in of_transposed[inverse[dim]]:
             position[k] = len(view)
             view.append(factors[k])
-    perm = tuple(position[k] for q in b.perm for k in of_view[q])
-    return ViewMap(a.source, tuple(view), perm, b.result).canonical()
+    return tuple(view), position
 
 
 # --------------------------------------------------------------------------------------
@@ -231,14 +240,8 @@ def _fine(m: ViewMap) -> ViewMap | None:
     factors, of_transposed, of_result = refined
     if any(len(f) != 1 for f in of_result):
         return None
-    position = [0] * len(factors)
-    view: list[int] = []
-    inverse = {p: i for i, p in enumerate(c.perm)}
-    for dim in range(len(c.view)):
-        for k in of_transposed[inverse[dim]]:
-            position[k] = len(view)
-            view.append(factors[k])
-    return ViewMap(m.source, tuple(view), tuple(position), m.result)
+    view, position = _split_view(c, factors, of_transposed)
+    return ViewMap(m.source, view, tuple(position), m.result)
 
 
 def split_relabel(
