@@ -85,6 +85,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -154,7 +155,15 @@ def _relabel(source: SSAValue, m: ViewMap, layout: str | None = None) -> Relabel
     if not m.keeps_order:
         view, perm = c.view, c.perm
     layout = tensor_class_layout(m.result) if layout is None else layout
-    return RelabelOp.make([source], shape=m.result, view=view, perm=perm, layout_str=layout)
+    result_type = _tensor_type(source.type.get_element_type(), m.result)
+    return RelabelOp.make([source], [result_type], shape=m.result, view=view, perm=perm,
+                          layout_str=layout)
+
+
+@lru_cache(maxsize=4096)
+def _tensor_type(element_type, shape: tuple[int, ...]) -> TensorType:
+    """Models repeat their shapes: each tensor type is built once."""
+    return TensorType(element_type, shape)
 
 
 # --------------------------------------------------------------------------------------
@@ -192,12 +201,13 @@ class _RankViews:
     @staticmethod
     def _view_of(op: Operation) -> RankView | None:
         """The view for an op whose results all have one odd rank."""
-        if not isinstance(op, Tx8beOp) or not op.results or is_compile_time(op):
+        if not isinstance(op, Tx8beOp) or not op.results:
             return None
-        if op.element_map() is not None:
-            return None  # movement: step 2 composes it with the views around it
-        ranks = {len(shape_of(r)) for r in op.results}
-        return VIEWS.get(ranks.pop()) if len(ranks) == 1 else None
+        ranks = {r.type.get_num_dims() for r in op.results}
+        view = VIEWS.get(ranks.pop()) if len(ranks) == 1 else None
+        if view is None or is_compile_time(op) or op.element_map() is not None:
+            return None  # (movement: step 2 composes it with the views around it)
+        return view
 
     @staticmethod
     def _bytes_allow(op: Tx8beOp, view: RankView) -> bool:
@@ -479,16 +489,15 @@ class _CompactRows:
     def _wants_rows(op: Operation) -> bool:
         """An ALIGN-only op whose one result is returned, is not the same bytes in both
         families, and would be as rows."""
-        if not isinstance(op, Tx8beOp) or len(op.results) != 1 or op.element_map():
-            return False
-        if op.query_op_attr().align_mode != AlignMode.ALIGN:
+        if not isinstance(op, Tx8beOp) or len(op.results) != 1:
             return False
         result = op.results[0]
         shape, dtype = shape_of(result), _element_type(result)
-        return (
-            len(shape) >= 2 and _only_returned(result) and not families_agree(shape, dtype)
-            and families_agree(_rows(shape), dtype)
-        )
+        if len(shape) < 2 or families_agree(shape, dtype):
+            return False
+        if not families_agree(_rows(shape), dtype) or not _only_returned(result):
+            return False
+        return not op.element_map() and op.query_op_attr().align_mode == AlignMode.ALIGN
 
     def _to_rows(self, op: Tx8beOp) -> None:
         result = op.results[0]
