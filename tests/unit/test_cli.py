@@ -168,7 +168,7 @@ def test_output_path_that_is_an_existing_file(cnn: Path, tmp_path: Path) -> None
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     r = tx8c("compile", str(cnn), "-o", str(target))
-    assert_clean_error(r, "exists and is a file")
+    assert_clean_error(r, "exists and is not a directory")
     assert target.read_text() == "keep me"
 
 

@@ -33,13 +33,13 @@ from typing import Any, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.traits import ConstantLike
 
-from tx8c.dialect.base import Tx8beOp
 from tx8c.errors import Tx8Error
-from tx8c.interfaces import Engine
+from tx8c.ir_utils import read_pass_stats, record_pass_stats
 
 STATS_ATTR = "tx8c.layout_stats"
 STRATEGIES = ("greedy", "optimal")
@@ -62,11 +62,9 @@ def functions_of(module: ModuleOp) -> Iterator[func.FuncOp]:
 
 
 def is_compile_time(op: Operation) -> bool:
-    """A value known when the program is built (tx8be.Constant): no operands, no engine."""
-    return (
-        isinstance(op, Tx8beOp) and not op.operands
-        and op.query_op_attr().engine == Engine.NONE
-    )
+    """A value known when the program is built: a constant (the `ConstantLike` trait,
+    tx8be.Constant), whose conversions are folded into its stored bytes."""
+    return op.has_trait(ConstantLike)
 
 
 # --------------------------------------------------------------------------------------
@@ -87,35 +85,15 @@ class LayoutStats:
 
 
 def record_layout_stats(module: ModuleOp, pass_name: str, stats: Mapping[str, int | str]):
-    """Store `stats` under `pass_name` in the module attribute `tx8c.layout_stats`.
-
-    The attribute is a dictionary of dictionaries of ints and strings, so it survives
-    printing and parsing (`tx8c-opt` pipelines); a pass that runs again overwrites its own
-    entry and keeps the others'.
-    """
-    current = module.attributes.get(STATS_ATTR)
-    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
-    entries[pass_name] = DictionaryAttr(
-        {
-            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
-            for key, value in stats.items()
-        }
-    )
-    module.attributes[STATS_ATTR] = DictionaryAttr(entries)
+    """Store `stats` under `pass_name` in the module attribute `tx8c.layout_stats` (it
+    survives printing and parsing, so `tx8c-opt` pipelines keep it; a pass that runs
+    again overwrites its own entry and keeps the others')."""
+    record_pass_stats(module, STATS_ATTR, pass_name, stats)
 
 
 def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
     """The layout statistics recorded in `module`, as plain Python values ({} if none)."""
-    current = module.attributes.get(STATS_ATTR)
-    if not isinstance(current, DictionaryAttr):
-        return {}
-    return {
-        name: {
-            key: value.data if isinstance(value, StringAttr) else value.value.data
-            for key, value in entry.data.items()
-        }
-        for name, entry in current.data.items()
-    }
+    return read_pass_stats(module, STATS_ATTR)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """tx8c: compile an ONNX model, run a compiled model, compare against onnxruntime.
 
     tx8c compile MODEL.onnx -o OUT/ [--input-shapes name:1x3x224x224,...] [--dump-ir-after-all]
+                 [--no-opt-ddr]
     tx8c run OUT/ --inputs in.npz -o out.npz
     tx8c compare MODEL.onnx [--inputs in.npz] [--input-shapes ...]
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -21,11 +21,20 @@ from pathlib import Path
 
 import numpy as np
 
+from tx8c.cli.common import ArgumentParser, run_reporting_errors
+from tx8c.cli.consts import (
+    BIN_FILE,
+    INDEX_FILE,
+    ConstantsLoader,
+    constants_report,
+    image_round_trip,
+    write_constants,
+)
+from tx8c.cli.files import OutputDir, check_output_file, write_npz
+from tx8c.cli.resources import check_fits
 from tx8c.errors import Tx8Error
 
-EXIT_ERROR = 1
 EXIT_NUMERICS = 3
-EXIT_INTERNAL = 2
 
 
 class Progress:
@@ -46,6 +55,10 @@ class Progress:
 # --------------------------------------------------------------------------------------
 
 
+STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
+"""The names of the stage dumps in OUT/stages (nothing else is ever written there)."""
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.frontend.onnx.loader import parse_input_shapes
@@ -53,9 +66,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from tx8c.pipeline import pipeline_spec, run_pipeline
 
     progress = Progress(args.quiet or args.json)
-    out = Path(args.output)
-    _check_output_dir(out, Path(args.model))
+    out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
+                    planned=["model.mlir", "report.json", BIN_FILE, INDEX_FILE])
+    out.check()
     shapes = parse_input_shapes(args.input_shapes)
+    options = _options(args, shapes)
     progress(f"importing {args.model}")
     result = import_onnx(args.model, shapes)
     stages = [("import", print_module(result.module))] if args.dump_ir_after_all else []
@@ -65,8 +80,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if args.dump_ir_after_all:
             stages.append((name, print_module(module)))
 
-    options = _options(args, shapes)
     records = run_pipeline(result.module, options, after_each)
+    consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
         "model": str(args.model),
         "opset": result.opset,
@@ -80,37 +95,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "dump_ir_after_all": args.dump_ir_after_all,
             "opt_level": options.opt_level,
             "layout_strategy": options.layout_strategy,
+            "opt_ddr": options.opt_ddr,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
+        "constants": constants_report(result.module, consts_index),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
-    _write_outputs(out, print_module(result.module), stages, report)
-    progress(f"wrote {out}/model.mlir and {out}/report.json")
+    out.add("model.mlir", print_module(result.module))
+    for i, (name, text) in enumerate(stages):
+        out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
+    out.add("report.json", json.dumps(report, indent=2) + "\n")
+    out.commit()
+    progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
-
-
-def _check_output_dir(out: Path, model: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise Tx8Error(f"output path '{out}' exists and is a file; give a directory with -o.")
-    if model.exists() and out.exists() and model.resolve().parent == out.resolve():
-        names = {"model.mlir", "report.json"}
-        if model.name in names:
-            raise Tx8Error(f"writing to '{out}' would overwrite the input '{model}'.")
-
-
-def _write_outputs(out: Path, mlir: str, stages: list, report: dict) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "model.mlir").write_text(mlir)
-    if stages:
-        stage_dir = out / "stages"
-        stage_dir.mkdir(exist_ok=True)
-        for i, (name, text) in enumerate(stages):
-            (stage_dir / f"{i:02d}-{_file_name(name)}.mlir").write_text(text)
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
 
 
 def _layout_stats(module) -> dict:
@@ -129,7 +130,8 @@ def _options(args: argparse.Namespace, shapes: dict):
     from tx8c.pipeline import CompileOptions
 
     return CompileOptions(
-        input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy
+        input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
+        opt_ddr=getattr(args, "opt_ddr", True),
     )
 
 
@@ -149,36 +151,41 @@ def _op_counts(module) -> dict[str, int]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tx8c.ir import parse_module
-    from tx8c.sim.reference import input_names, main_function, run_reference
+    from tx8c.ir import parse_module, read_ir_file, verify_module
+    from tx8c.sim.reference import main_function, run_reference
 
     progress = Progress(args.quiet)
-    compiled = Path(args.compiled)
-    mlir = compiled / "model.mlir" if compiled.is_dir() else compiled
-    if not mlir.is_file():
-        raise Tx8Error(f"'{mlir}' not found; give the output directory of `tx8c compile`.")
-    output = Path(args.output)
-    if Path(args.inputs).resolve() == output.resolve():
-        raise Tx8Error("the output file is the inputs file; give another path with -o.")
-    module = _parse_mlir(mlir, parse_module)
-    inputs = load_npz(Path(args.inputs))
+    mlir = _compiled_module_path(Path(args.compiled))
+    inputs_path = Path(args.inputs)
+    check_output_file(Path(args.output), inputs=[inputs_path, mlir])
+    loader = ConstantsLoader(mlir)  # reads and checks consts.bin while the IR is parsed
+    module = parse_module(read_ir_file(mlir), str(mlir))
+    verify_module(module, str(mlir))
+    progress(f"parsed {mlir}")
+    constants = loader.container_for(module)
+    if constants is not None:
+        progress(f"loaded {len(constants)} constants")
+    inputs = load_npz(inputs_path)
+    check_fits(module, "running this model")
     progress("running the reference executor")
-    outputs = run_reference(module, inputs)
+    outputs = run_reference(module, inputs, constants)
     names = _output_names(main_function(module))
-    del input_names
-    output.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(output, **dict(zip(names, outputs, strict=True)))
-    progress(f"wrote {output} ({', '.join(names)})")
+    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=[inputs_path, mlir])
+    progress(f"wrote {args.output} ({', '.join(names)})")
     return 0
 
 
-def _parse_mlir(path: Path, parse_module):
-    from xdsl.utils.exceptions import ParseError
-
-    try:
-        return parse_module(path.read_text(), str(path))
-    except ParseError as e:
-        raise Tx8Error(f"cannot parse '{path}':\n{e}") from None
+def _compiled_module_path(compiled: Path) -> Path:
+    """OUT/model.mlir for the output directory of `tx8c compile` (or a .mlir file)."""
+    if compiled.suffix == ".onnx":
+        raise Tx8Error(
+            f"'{compiled}' is an ONNX model; `tx8c run` runs a compiled model. Compile it "
+            f"first (tx8c compile {compiled} -o OUT/) and give OUT/ to run."
+        )
+    mlir = compiled / "model.mlir" if compiled.is_dir() else compiled
+    if not mlir.is_file():
+        raise Tx8Error(f"'{mlir}' not found; give the output directory of `tx8c compile`.")
+    return mlir
 
 
 def _output_names(function) -> list[str]:
@@ -193,13 +200,30 @@ def _output_names(function) -> list[str]:
 
 
 def load_npz(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file, with a clear error for anything else."""
+    import zipfile
+
+    if path.is_dir():
+        raise Tx8Error(f"inputs file '{path}' is a directory; give an .npz file.")
     if not path.is_file():
         raise Tx8Error(f"inputs file '{path}' does not exist.")
+    if not zipfile.is_zipfile(path):
+        hint = (" It looks like a single .npy array" if path.read_bytes()[:6] == b"\x93NUMPY"
+                else "")
+        raise Tx8Error(
+            f"'{path}' is not a readable .npz file (an .npz is a zip of arrays).{hint} Save "
+            "the inputs with numpy.savez(path, name=array, ...), one array per model input."
+        )
     try:
         with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
+            arrays = {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as e:
         raise Tx8Error(f"'{path}' is not a readable .npz file ({e}).") from None
+    if not arrays:
+        raise Tx8Error(
+            f"'{path}' holds no arrays; save one array per model input with numpy.savez."
+        )
+    return arrays
 
 
 # --------------------------------------------------------------------------------------
@@ -217,6 +241,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
     model, _ = prepare(args.model, shapes)
+    progress("importing")
+    result = import_onnx(model)
+    # onnxruntime's results are held beside the executor's: two copies
+    check_fits(result.module, "comparing this model", copies=2)
     if args.inputs:
         inputs = load_npz(Path(args.inputs))
         check_inputs(model, inputs)
@@ -224,8 +252,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         inputs = random_inputs(model, seed=args.seed)
     progress("running onnxruntime")
     expected = run_onnxruntime(model, inputs)
-    progress("importing")
-    result = import_onnx(model)
     rows = [_stage_row("import", result.module, inputs, expected)]
     progress(f"import: {rows[-1]['verdict']}")
 
@@ -270,14 +296,20 @@ def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray],
 
 
 def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
-    """The byte-level cmodel after the last stage, against onnxruntime, and whether it
-    equals the reference executor bit for bit."""
+    """The byte-level cmodel after the last stage, reading its constants from the bytes
+    of their DDR image (as `tx8c run` reads consts.bin), against onnxruntime, and whether
+    it equals the reference executor bit for bit."""
     from tx8c.sim.cmodel import run_cmodel
     from tx8c.sim.reference import run_reference
 
-    row = _stage_row("cmodel", module, inputs, expected, run_cmodel)
+    constants = image_round_trip(module)  # the bytes consts.bin would hold, checked
+
+    def cmodel(module, inputs):
+        return run_cmodel(module, inputs, constants)
+
+    row = _stage_row("cmodel", module, inputs, expected, cmodel)
     reference = run_reference(module, inputs)
-    got = run_cmodel(module, inputs)
+    got = cmodel(module, inputs)
     row["equals_reference"] = all(
         g.tobytes() == r.tobytes() for g, r in zip(got, reference, strict=True)
     )
@@ -303,6 +335,16 @@ def format_table(rows: list[dict]) -> str:
 # --------------------------------------------------------------------------------------
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--opt-level", type=int, default=1, choices=(0, 1),
                    help="0 turns the mid-end off (default 1)")
@@ -311,10 +353,10 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="tx8c", description="Compile ONNX models for the TX8 NPU and check the results."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
 
     c = sub.add_parser("compile", help="import and compile an ONNX model")
     c.add_argument("model", help="the .onnx file")
@@ -322,6 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224,mask:1x128")
     c.add_argument("--dump-ir-after-all", action="store_true",
                    help="write OUT/stages/NN-<pass>.mlir after import and every pass")
+    c.add_argument("--no-opt-ddr", dest="opt_ddr", action="store_false",
+                   help="pack constants tightly in consts.bin instead of starting large "
+                        "ones on a 4096-byte DDR bank (seed opt_ddr, on by default)")
     _add_pipeline_options(c)
     c.add_argument("--quiet", action="store_true", help="no progress output")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -330,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a compiled model on inputs")
     r.add_argument("compiled", help="the output directory of `tx8c compile`")
     r.add_argument("--inputs", required=True, help=".npz file with one array per input")
-    r.add_argument("-o", "--output", required=True, help=".npz file to write the outputs to")
+    r.add_argument("-o", "--output", required=True,
+                   help="file to write the outputs to (an .npz archive, at exactly this path)")
     r.add_argument("--quiet", action="store_true")
     r.set_defaults(func=cmd_run)
 
@@ -338,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("model", help="the .onnx file")
     m.add_argument("--inputs", help=".npz inputs (default: random inputs)")
     m.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224")
-    m.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    m.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the random inputs (0 or more)")
     _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")
@@ -347,26 +394,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
+    """Run one command; exit codes as in `tx8c.cli.common` (3: `compare` found a stage
+    below its threshold)."""
+
+    def command() -> int:
+        args = build_parser().parse_args(argv)
         return args.func(args)
-    except Tx8Error as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_ERROR
-    except OSError as e:
-        print(f"error: {e.strerror or e}: {e.filename or ''}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug in tx8c: say so in one paragraph, keep the details
-        if os.environ.get("TX8C_DEBUG"):
-            raise
-        print(
-            f"internal error: {type(e).__name__}: {e}. This is a tx8c bug; please report it "
-            "with the model and the command. Set TX8C_DEBUG=1 to see the traceback.",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+
+    return run_reporting_errors(command)
 
 
 if __name__ == "__main__":

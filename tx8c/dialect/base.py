@@ -17,7 +17,7 @@ inference, its OpAttr and its compute. This module supplies what they share:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,7 +44,7 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from tx8c.dialect.attrs import DevAttr, ParallelAttr
+from tx8c.dialect.attrs import DevAttr, LayoutMode, ParallelAttr
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.errors import Tx8VerifyError
 from tx8c.interfaces import Compute, OpAttr, OpLib, ShapeInference, ShardingInterface
@@ -189,9 +189,6 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = None
     """Operands checked against DTYPES and required to share one dtype; None = all."""
     ATTR_KINDS: ClassVar[dict[str, str]] = {}
-    MEMORY_OP: ClassVar[bool] = False
-    """Moves or converts data between memories or layouts (DMA, ChannelNorm, LoadConst):
-    its values are its input's (or a loaded constant), so it is never folded or merged."""
 
     inputs = var_operand_def(AnyTensorType)
     outputs = var_result_def(AnyTensorType)
@@ -212,32 +209,43 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         **attrs: Any,
     ):
         """Create the op from Python attribute values; infer result types if not given."""
-        unknown = set(attrs) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
-        if unknown:
-            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
-        attributes = {
-            name: _common_attr(name, value) if name in COMMON_ATTRS
-            else to_attr(cls.ATTR_KINDS[name], value)
-            for name, value in attrs.items()
-            if value is not None
-        }
+        attributes = cls.ir_attributes(attrs)
         if result_types is None:
-            probe = cls.create(
-                operands=list(operands),
-                result_types=[],
-                attributes=attributes,
-            )
-            try:  # count and dtype rules first: infer_shapes relies on them
-                probe._verify_operand_count()
-                probe._verify_dtypes()
-                result_types = probe.infer_shapes()
-            finally:
-                probe.drop_all_references()
+            result_types = cls.inferred_result_types(operands, attributes)
         return cls.create(
             operands=list(operands),
             result_types=list(result_types),
             attributes=attributes,
         )
+
+    @classmethod
+    def inferred_result_types(
+        cls, operands: Sequence[SSAValue], attributes: Mapping[str, Attribute]
+    ) -> list[Attribute]:
+        """The result types an op of this class gets on `operands` with `attributes`
+        (IR attributes), from `infer_shapes` on a probe op that is thrown away."""
+        probe = cls.create(operands=list(operands), result_types=[], attributes=dict(attributes))
+        try:  # count and dtype rules first: infer_shapes relies on them
+            probe._verify_operand_count()
+            probe._verify_dtypes()
+            return probe.infer_shapes()
+        finally:
+            probe.drop_all_references()
+
+    @classmethod
+    def ir_attributes(cls, values: Mapping[str, Any]) -> dict[str, Attribute]:
+        """The IR attributes of Python attribute `values` (as `make` takes them: the
+        common ones may be given as IR attributes, a layout_str as a str; None values are
+        left out)."""
+        unknown = set(values) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
+        if unknown:
+            raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
+        return {
+            name: _common_attr(name, value) if name in COMMON_ATTRS
+            else to_attr(cls.ATTR_KINDS[name], value)
+            for name, value in values.items()
+            if value is not None
+        }
 
     # -- reading ---------------------------------------------------------------------
     def attr(self, name: str) -> Any:
@@ -261,6 +269,11 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     @property
     def layout(self) -> str:
         return self.layout_str.data
+
+    def mem_layout(self) -> LayoutMode | None:
+        """The memory layout the op's `dev_info` gives its result(s); None without
+        dev_info (before the layout stage)."""
+        return self.dev_info.get("mem_layout") if self.dev_info is not None else None
 
     def input_types(self) -> list[TensorType]:
         return [o.type for o in self.operands]
@@ -348,6 +361,12 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         shapes = self.input_shapes() or [tuple(self.results[0].type.get_shape())]
         batch = shapes[0][0] if shapes[0] else 1
         return "Tensor" if batch == 1 else "NTensor"
+
+    def is_broadcast(self) -> bool:
+        """True for a V_VS op (seed 000): it broadcasts a lower-rank operand against its
+        complete operand (`complete_operand()`), whose alignment family it follows. Only
+        the broadcasting element-wise ops (BinaryOp, Where) can be; False here."""
+        return False
 
     def op_attr(self, **fields: Any) -> OpAttr:
         """An OpAttr with this op's default layout and the given fields."""

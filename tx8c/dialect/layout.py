@@ -54,7 +54,7 @@ def value_layout(value: SSAValue) -> str:
     owner = value.owner
     if isinstance(owner, Block):
         return _argument_layout(owner, value)
-    layout = getattr(owner, "layout_str", None)
+    layout = owner.attributes.get("layout_str")  # every tx8be op has one
     if layout is None:
         return UNKNOWN
     return result_layout(layout.data)

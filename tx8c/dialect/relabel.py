@@ -276,6 +276,69 @@ def split_relabel(
 
 
 # --------------------------------------------------------------------------------------
+# Windows through a map (what the slicing search asks of a Relabel)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapWindows:
+    """Which result dims of a map a slice may cut, and what they read.
+
+    `view`/`perm`: the map written with view dims that each lie inside one source dim
+    (row-major over the source's dims); `cuts`: (result dim, source dim, inner) for each
+    result dim that is the outermost factor of a source dim: a window [a, b) of it reads
+    [a * inner, b * inner) of the source dim, the source dim's other factors being result
+    dims a slice reads whole. Every other result dim is whole in every slice."""
+
+    view: Shape
+    perm: Perm
+    cuts: tuple[tuple[int, int, int], ...]
+
+    def local_view(self, source: Sequence[int], window: Sequence[int]) -> Shape:
+        """`view` for a slice: the cut dims' factors the size of their windows."""
+        sizes = list(self.view)
+        outer = _outer_factor_positions(tuple(source), self.view)
+        for result_dim, source_dim, _ in self.cuts:
+            sizes[outer[source_dim]] = window[result_dim]
+        return tuple(sizes)
+
+
+def _outer_factor_positions(source: Shape, view: Shape) -> dict[int, int]:
+    """Source dim -> the position in `view` of its outermost factor."""
+    positions, k = {}, 0
+    for dim, size in enumerate(source):
+        if size == 1:
+            continue
+        positions[dim] = k
+        product = 1
+        while product < size:
+            product *= view[k]
+            k += 1
+    return positions
+
+
+def map_windows(m: ViewMap) -> MapWindows | None:
+    """The windows of `m` (see MapWindows); None when no view of `m` has its dims inside
+    single source dims (then a slice reads and writes everything)."""
+    fine = _fine(m)
+    source = tuple(d for d in m.source if d != 1)
+    refined = None if fine is None else _refine(source, fine.view)
+    if refined is None or any(len(f) != 1 for f in refined[2]):
+        return None
+    factors, of_source, of_view = refined
+    source_dims = [i for i, d in enumerate(m.source) if d != 1]
+    slots = [i for i, d in enumerate(m.result) if d != 1]
+    cuts = []
+    for slot, view_dim in zip(slots, fine.perm, strict=True):
+        k = of_view[view_dim][0]
+        owner = next(s for s, ks in enumerate(of_source) if k in ks)
+        if of_source[owner][0] == k:  # the outermost factor of its source dim
+            inner = math.prod(factors[j] for j in of_source[owner][1:])
+            cuts.append((slot, source_dims[owner], inner))
+    return MapWindows(fine.view, fine.perm, tuple(cuts))
+
+
+# --------------------------------------------------------------------------------------
 # Rank views
 # --------------------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from tx8c.dialect.layout import (
     split_layout_str,
     tensor_class_layout,
 )
+from tx8c.ir_utils import shape_of
 
 if TYPE_CHECKING:
     from tx8c.dialect.relabel import RankView, ViewMap
@@ -166,10 +167,6 @@ def view_axis_attributes(op, view: RankView, name: str = "axis") -> dict[str, An
 # --------------------------------------------------------------------------------------
 # Helpers the op families state their rules with
 # --------------------------------------------------------------------------------------
-
-
-def shape_of(value) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
 
 
 def result_shape(op) -> tuple[int, ...]:

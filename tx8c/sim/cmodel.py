@@ -28,7 +28,7 @@ Semantics:
   even if its `dev_info` is right. Its `dev_info.mem_layout` picks the exact layout of the
   result (Cx or NCx, Tensor or NTensor) when its family agrees with the direction; if it
   does not, the result is written in `mem_layout_for(shape, direction)`.
-- **Relabel** (`is_relabel()`, OpLib) moves no bytes: its result is its operand's buffer,
+- **Relabel** (the `Relabel` trait) moves no bytes: its result is its operand's buffer,
   unchanged, labelled with the result's layout. Read in that layout it gives the right
   values only if the relabel is the identity on the bytes of its family, so a relabel
   that is not gives a wrong answer.
@@ -36,9 +36,13 @@ Semantics:
 - **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
   bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
   gives them their byte meaning so later stages can run on it.
-- **Constants.** `Constant` and `LoadConst` (its value from the `constants` mapping, like
-  the reference executor) are packed "at compile time" in their own `dev_info`
-  mem_layout, compact without one.
+- **Constants.** A `LoadConst` is the DMA of its constant's stored bytes: with a
+  ConstContainer (given, or the one the module carries) its result is
+  `container.stored_bytes(id)` in the container's layout for that id, exactly what
+  `consts.bin` holds, whatever the LoadConst's own dev_info says; so a constant stored
+  channel-aligned but read by a compact reader reads wrongly. With a plain mapping id ->
+  array (tests), the value is packed in the LoadConst's dev_info mem_layout. A `Constant`
+  is packed "at compile time" in its own `dev_info` mem_layout, compact without one.
 - **Groups** run their region as the reference executor does: the block arguments take the
   group operands' buffers, `Yield` passes buffers through, so a group result keeps the
   layout its producer inside the group wrote.
@@ -60,8 +64,10 @@ the bytes it wrote.
 What v1 does not model yet (DESIGN.md, "Numerics"): DDR/SPM addresses, tiles and slices,
 engine cycles. Values are separate buffers, not placed at their planned addresses.
 
-Which op converts between the families comes from OpLib (`reads_other_family`); which
-ops only move bytes unchanged (LoadVar/StoreVar) sits in one marked place, `_BYTE_MOVES`.
+What the cmodel asks an op comes from the op: which op converts between the families
+from OpLib (`reads_other_family`), which ops copy bytes unchanged from their `ByteMove`
+trait, which run a region (Group) from their `ExecutesRegion` trait
+(`tx8c.interfaces.traits`), and an op's mem_layout from `Tx8beOp.mem_layout()`.
 """
 
 from __future__ import annotations
@@ -76,23 +82,20 @@ from xdsl.ir import Operation
 from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
-from tx8c.dialect.ops.backend import LoadVarOp, StoreVarOp
-from tx8c.sim.reference import ReferenceExecutor
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion, ReadsConstContainer, Relabel
+from tx8c.ir_utils import shape_of
+from tx8c.sim.reference import Constants, ReferenceExecutor, require_tx8be
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
-from tx8c.target.mem_layout import byte_size, pack, unpack
+from tx8c.target.mem_layout import pack, stored_bytes, unpack
 
 __all__ = ["Buffer", "CModel", "OpTraffic", "run_cmodel"]
-
-# -- op knowledge no interface offers yet (see the report of issue 4, item 7) -----------
-# ChannelNorm reads the family opposite to its `direction`; LoadVar/StoreVar copy bytes.
-_BYTE_MOVES: tuple[type[Operation], ...] = (LoadVarOp, StoreVarOp)
 
 
 @dataclass(frozen=True)
 class Buffer:
     """The bytes of one value and the mem layout they were written in."""
 
-    data: bytes
+    data: bytes | memoryview
     layout: LayoutMode
 
 
@@ -105,14 +108,10 @@ class OpTraffic:
     written: int
 
 
-def op_is_aligned(op: Operation) -> bool:
+def op_is_aligned(op: Tx8beOp) -> bool:
     """The op's kernel family: True when its dev_info mem_layout is Cx/NCx."""
-    dev = getattr(op, "dev_info", None)
-    return dev is not None and is_aligned(dev.get("mem_layout"))
-
-
-def _shape(t: TensorType) -> tuple[int, ...]:
-    return tuple(t.get_shape())
+    layout = op.mem_layout()
+    return layout is not None and is_aligned(layout)
 
 
 class CModel(ReferenceExecutor):
@@ -126,11 +125,13 @@ class CModel(ReferenceExecutor):
     def __init__(
         self,
         module: ModuleOp,
-        constants: Mapping[int, np.ndarray] | None = None,
+        constants: Constants = None,
         config: TX8Config = DEFAULT_CONFIG,
     ):
         super().__init__(module, constants)
         self.config = config
+        if self.container is not None and self.container.config != config:
+            raise ValueError("the cmodel and its ConstContainer must use one TX8Config")
         self.traffic: list[OpTraffic] = []
 
     # -- the function ------------------------------------------------------------------
@@ -147,25 +148,28 @@ class CModel(ReferenceExecutor):
         results = self.run_block(block, buffers)
         types = self.function.function_type.outputs.data
         return [
-            self.read(b, t, mem_layout_for(_shape(t), aligned=False))
+            self.read(b, t, mem_layout_for(tuple(t.get_shape()), aligned=False))
             for b, t in zip(results, types, strict=True)
         ]
 
     # -- one op --------------------------------------------------------------------------
     def run_op(self, op: Operation, values: list[Buffer]) -> list[Buffer]:
-        region_runner = getattr(op, "run_region", None)
-        if region_runner is not None:
-            return region_runner(self, values)
-        if isinstance(op, _BYTE_MOVES):
+        if op.has_trait(ExecutesRegion):  # Group: its body runs on the buffers
+            return op.run_region(self, values)
+        if op.has_trait(ReadsConstContainer) and self.container is not None:  # LoadConst
+            data, layout = op.load_stored(self.container)  # the bytes DDR holds
+            self._record(op, [], [len(data)])
+            return [Buffer(data, layout)]
+        if op.has_trait(ByteMove):  # LoadVar, StoreVar
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
-        if isinstance(op, Tx8beOp) and op.is_relabel():  # an alias: its operand's bytes
+        if op.has_trait(Relabel):  # an alias: its operand's bytes, moved nowhere
             self._record(op, [0], [0])
-            layout = self._result_layouts(op, op_is_aligned(op))[0]
-            return [Buffer(values[0].data, layout)]
+            return [Buffer(values[0].data, self._result_layouts(op, op_is_aligned(op))[0])]
+        op = require_tx8be(op)
         read_aligned, write_aligned = self._families(op)
         read_layouts = [
-            mem_layout_for(_shape(v.type), aligned=read_aligned) for v in op.operands
+            mem_layout_for(shape_of(v), aligned=read_aligned) for v in op.operands
         ]
         arrays = [
             self.read(b, v.type, layout)
@@ -180,7 +184,7 @@ class CModel(ReferenceExecutor):
         self._record(
             op,
             [
-                byte_size(_shape(v.type), v.type.get_element_type(), layout, self.config)
+                stored_bytes(shape_of(v), v.type.get_element_type(), layout, self.config)
                 for v, layout in zip(op.operands, read_layouts, strict=True)
             ],
             [len(b.data) for b in results],
@@ -188,23 +192,21 @@ class CModel(ReferenceExecutor):
         return results
 
     @staticmethod
-    def _families(op: Operation) -> tuple[bool, bool]:
+    def _families(op: Tx8beOp) -> tuple[bool, bool]:
         """(reads aligned, writes aligned) for an op's kernel."""
-        if isinstance(op, Tx8beOp) and op.reads_other_family():  # converts (ChannelNorm)
+        if op.reads_other_family():  # converts (ChannelNorm)
             writes = op.query_op_attr().align_mode == AlignMode.ALIGN
             return not writes, writes
         aligned = op_is_aligned(op)
         return aligned, aligned
 
     @staticmethod
-    def _result_layouts(op: Operation, aligned: bool) -> list[LayoutMode]:
+    def _result_layouts(op: Tx8beOp, aligned: bool) -> list[LayoutMode]:
         """The layout each result is written in (see the module docstring)."""
-        dev = getattr(op, "dev_info", None)
-        if dev is not None and len(op.results) == 1:
-            layout = dev.get("mem_layout")
-            if is_aligned(layout) == aligned:
-                return [layout]
-        return [mem_layout_for(_shape(r.type), aligned=aligned) for r in op.results]
+        layout = op.mem_layout()
+        if layout is not None and len(op.results) == 1 and is_aligned(layout) == aligned:
+            return [layout]
+        return [mem_layout_for(shape_of(r), aligned=aligned) for r in op.results]
 
     def _record(self, op: Operation, read: list[int], written: list[int]) -> None:
         self.traffic.append(OpTraffic(op.name, sum(read), sum(written)))
@@ -212,11 +214,11 @@ class CModel(ReferenceExecutor):
     # -- bytes <-> arrays ------------------------------------------------------------------
     def read(self, buffer: Buffer, t: TensorType, layout: LayoutMode) -> np.ndarray:
         """The array a kernel sees when it reads `buffer` as if laid out in `layout`."""
-        shape, dtype = _shape(t), t.get_element_type()
-        need = byte_size(shape, dtype, layout, self.config)
+        shape, dtype = tuple(t.get_shape()), t.get_element_type()
+        need = stored_bytes(shape, dtype, layout, self.config)
         data = buffer.data
         if len(data) < need:  # memory past the end of the tensor reads as zeros
-            data = data + bytes(need - len(data))
+            data = bytes(data) + bytes(need - len(data))
         return unpack(data, shape, dtype, layout, self.config)
 
     def write(self, array: np.ndarray, t: TensorType, layout: LayoutMode) -> Buffer:
@@ -232,7 +234,7 @@ class CModel(ReferenceExecutor):
 def run_cmodel(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-    constants: Mapping[int, np.ndarray] | None = None,
+    constants: Constants = None,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> list[np.ndarray]:
     """Run `module`'s main function on `inputs` at byte level and return its results."""

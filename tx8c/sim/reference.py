@@ -6,21 +6,26 @@ through their terminator. The executor checks what each compute returns against 
 result types, so a compute that disagrees with `infer_shapes` is caught where it happens.
 
 Inputs are given by position or by the names of the function's arguments (`arg_names`
-attribute, else `arg0`, `arg1`, ...).
+attribute, else `arg0`, `arg1`, ...). A `LoadConst` reads its value from the constants
+given (a `ConstContainer` or a mapping id -> array), by default from the ConstContainer
+the module carries (`tx8c.const_container`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces.traits import ExecutesRegion, ReadsConstContainer
 
 
 def main_function(module: ModuleOp) -> func.FuncOp:
@@ -51,13 +56,19 @@ def input_names(function: func.FuncOp) -> list[str]:
     return names
 
 
-def evaluate(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run one op's compute and cast its results to the op's result types."""
+def require_tx8be(op: Operation) -> Tx8beOp:
+    """`op`, when it is a tx8be op; a Tx8ComputeError naming it otherwise."""
     if not isinstance(op, Tx8beOp):
         raise Tx8ComputeError(
             f"op '{op.name}' is not a tx8be op and has no compute; the reference "
             "executor runs tx8be ops only"
         )
+    return op
+
+
+def evaluate(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run one op's compute and cast its results to the op's result types."""
+    op = require_tx8be(op)
     # contiguous inputs: numpy's kernels (matmul, reductions) may sum in another order for
     # other strides, and both executors must get bit-identical results from one compute
     outputs = op.compute(*(np.asarray(x, order="C") for x in inputs))
@@ -82,13 +93,30 @@ def _as_result(op: Operation, index: int, value: np.ndarray) -> np.ndarray:
     return value.astype(to_numpy_dtype(rtype.get_element_type()), copy=False)
 
 
+Constants = Any
+"""What the executors take for LoadConst: None (the container the module carries, if any),
+a `ConstContainer`, or a plain mapping id -> array."""
+
+
+def constant_container(module: ModuleOp, constants: Constants):
+    """The ConstContainer to read LoadConsts from: the one given, else the module's own
+    when no mapping is given; None for a plain mapping."""
+    from tx8c.const_container import ConstContainer, module_container
+
+    if isinstance(constants, ConstContainer):
+        return constants
+    return module_container(module) if constants is None else None
+
+
 class ReferenceExecutor:
     """Runs a module on logical tensors, op by op, with each op's compute()."""
 
-    def __init__(self, module: ModuleOp, constants: Mapping[int, np.ndarray] | None = None):
+    def __init__(self, module: ModuleOp, constants: Constants = None):
         self.module = module
         self.function = main_function(module)
-        self.constants = dict(constants or {})
+        self.container = constant_container(module, constants)
+        self.constants = (self.container.values() if self.container is not None
+                          else dict(constants or {}))
 
     def run(
         self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
@@ -118,21 +146,22 @@ class ReferenceExecutor:
 
     def run_block(self, block: Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
+        dead_after = _dead_after(block)
         for op in block.ops:
             if _is_terminator(op):
                 return [env[v] for v in op.operands]
             values = [env[v] for v in op.operands]
             for result, value in zip(op.results, self.run_op(op, values), strict=True):
                 env[result] = value
+            for value in dead_after.get(op, ()):  # free what no later op reads
+                del env[value]
         raise Tx8ComputeError("block has no terminator")
 
     def run_op(self, op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
-        region_runner = getattr(op, "run_region", None)
-        if region_runner is not None:
-            return region_runner(self, values)
-        const_loader = getattr(op, "load_const", None)
-        if const_loader is not None:
-            return [_as_result(op, 0, const_loader(self.constants))]
+        if op.has_trait(ExecutesRegion):  # Group
+            return op.run_region(self, values)
+        if op.has_trait(ReadsConstContainer):  # LoadConst
+            return [_as_result(op, 0, op.load_const(self.constants))]
         try:
             return evaluate(op, values)
         except Tx8ComputeError:
@@ -141,8 +170,30 @@ class ReferenceExecutor:
             raise Tx8ComputeError(f"op '{op.name}' failed in compute: {e}") from e
 
 
+def _dead_after(block: Block) -> dict[Operation, list[SSAValue]]:
+    """For each op of `block`, the values of the block it is the last reader of (or
+    defines without readers): the executor drops them after running it, so a run holds
+    only live values (a model's weights one layer at a time, not all at once)."""
+    last: dict[SSAValue, Operation] = {}
+    for value in block.args:
+        last[value] = None
+    for op in block.ops:
+        for value in op.results:
+            last[value] = op
+        for inner in op.walk():  # uses inside an op's regions are the op's uses
+            for value in inner.operands:
+                if value in last:
+                    last[value] = op
+    dead: dict[Operation, list[SSAValue]] = {}
+    for value, op in last.items():
+        if op is not None and not _is_terminator(op):
+            dead.setdefault(op, []).append(value)
+    return dead
+
+
 def _is_terminator(op: Operation) -> bool:
-    return isinstance(op, func.ReturnOp) or op.name == "tx8be.Yield"
+    """func.return or tx8be.Yield: the block's results are the op's operands."""
+    return op.has_trait(IsTerminator)
 
 
 def _check_input(name: str, arg: SSAValue, value: np.ndarray) -> np.ndarray:
@@ -164,7 +215,7 @@ def _check_input(name: str, arg: SSAValue, value: np.ndarray) -> np.ndarray:
 def run_reference(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
-    constants: Mapping[int, np.ndarray] | None = None,
+    constants: Constants = None,
 ) -> list[np.ndarray]:
     """Run `module`'s main function on `inputs` and return its results."""
     return ReferenceExecutor(module, constants).run(inputs)

@@ -19,6 +19,7 @@ from tx8c.target.mem_layout import (
     pack,
     resolve_dtype,
     resolve_layout,
+    stored_bytes,
     unpack,
 )
 
@@ -38,5 +39,6 @@ __all__ = [
     "pack",
     "resolve_dtype",
     "resolve_layout",
+    "stored_bytes",
     "unpack",
 ]

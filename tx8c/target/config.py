@@ -13,7 +13,7 @@ Published figures (seed 003, per chip): 4x4 = 16 tiles on a mesh, 64 GB DDR at 2
 INT8 256 TOPS, BF16 and TF32 128 TFLOPS, FP32 21 TFLOPS, PCIe 64 GB/s, TsingMicro-Link
 1600 Gbps; NE computes one 8x16x8 matmul block per step; Cx/NCx layouts pad channels to
 4/8/16/32 (float types) or 4/8/16/32/64 (int8), cut channels into blocks of 64 (float) or
-128 (int8) and start every batch on a 2048-bit boundary.
+128 (int8) and start every batch on a 2048-bit boundary; DDR banks are 4096 bytes (opt_ddr).
 
 Chosen defaults (NOT published figures; keep them parameters and revisit when the real
 numbers are known):
@@ -29,6 +29,13 @@ numbers are known):
 - `lsu_bytes_per_cycle` = 128 per tile. DDR transfers are further bounded by the chip's
   shared DDR bandwidth (`ddr_bandwidth_bytes_per_s`, 12.5 GB/s per tile when all 16 tiles
   stream at once); a cost model should take the smaller of the two.
+- `ct_special_cycles_per_pass` = 4: a transcendental, division or root pass of the CT
+  (CGRA) costs four simple passes (a polynomial or iteration of a few steps).
+- `dma_setup_cycles` = 64: fixed cost of one DMA descriptor (issue and first beat).
+- `kernel_issue_cycles` = 32: fixed cost of one CT/NE kernel call (the kernel core
+  writes its parameter registers, seed 003's TsmExecute).
+- `noc_bytes_per_cycle` = 64 per link and `noc_hop_cycles` = 4: the on-chip mesh NoC
+  (a 512-bit link per direction between neighbouring tiles).
 """
 
 from __future__ import annotations
@@ -57,7 +64,13 @@ _POSITIVE_INT_FIELDS = (
     "ne_blocks_per_cycle",
     "ct_bytes_per_cycle",
     "lsu_bytes_per_cycle",
+    "ct_special_cycles_per_pass",
+    "dma_setup_cycles",
+    "kernel_issue_cycles",
+    "noc_bytes_per_cycle",
+    "noc_hop_cycles",
     "batch_align_bytes",
+    "ddr_bank_bytes",
     "channel_block_float",
     "channel_block_int8",
     "peak_int8_ops_per_s",
@@ -83,8 +96,15 @@ class TX8Config:
       product of 8 x 16 x 8 per step; `ne_blocks_per_cycle` (chosen default, 4).
     - `ct_bytes_per_cycle`: CT vector width (chosen default, 256 bytes per cycle).
     - `lsu_bytes_per_cycle`: LSU (DMA) width (chosen default, 128 bytes per cycle).
+    - `ct_special_cycles_per_pass`, `dma_setup_cycles`, `kernel_issue_cycles`,
+      `noc_bytes_per_cycle`, `noc_hop_cycles`: chosen defaults of the cost model (module
+      docstring).
     - `batch_align_bytes`: every batch of a Cx/NCx tensor starts on this boundary
       (2048 bits = 256 bytes). Must be a power of two.
+    - `ddr_bank_bytes`: a DDR bank (seed 003, opt_ddr / DDR_BANK_SIZE: 4096 bytes). With
+      opt_ddr, large constants start on a bank boundary; a constant is large when it
+      exceeds one bank per tile (`large_const_bytes`, the seed's thresholdSize). Must be a
+      power of two.
     - `channel_block_float` / `channel_block_int8`: Cx/NCx channel block (64 / 128).
     - `channel_pad_steps_float` / `channel_pad_steps_int8`: the sizes a short channel count
       (C itself when it is at most the largest step, else the remainder C0) is padded up to:
@@ -109,7 +129,13 @@ class TX8Config:
     ne_blocks_per_cycle: int = 4
     ct_bytes_per_cycle: int = 256
     lsu_bytes_per_cycle: int = 128
+    ct_special_cycles_per_pass: int = 4
+    dma_setup_cycles: int = 64
+    kernel_issue_cycles: int = 32
+    noc_bytes_per_cycle: int = 64
+    noc_hop_cycles: int = 4
     batch_align_bytes: int = 256
+    ddr_bank_bytes: int = 4096
     channel_block_float: int = 64
     channel_block_int8: int = 128
     channel_pad_steps_float: tuple[int, ...] = (4, 8, 16, 32)
@@ -124,11 +150,10 @@ class TX8Config:
     def __post_init__(self) -> None:
         for name in _POSITIVE_INT_FIELDS:
             _check_positive_int(name, getattr(self, name))
-        if self.batch_align_bytes & (self.batch_align_bytes - 1):
-            raise ValueError(
-                f"TX8Config.batch_align_bytes must be a power of two, "
-                f"got {self.batch_align_bytes}"
-            )
+        for name in ("batch_align_bytes", "ddr_bank_bytes"):
+            value = getattr(self, name)
+            if value & (value - 1):
+                raise ValueError(f"TX8Config.{name} must be a power of two, got {value}")
         for steps_name, block_name in (
             ("channel_pad_steps_float", "channel_block_float"),
             ("channel_pad_steps_int8", "channel_block_int8"),
@@ -150,6 +175,12 @@ class TX8Config:
     @property
     def spm_bytes_per_chip(self) -> int:
         return self.spm_bytes_per_tile * self.tiles_per_chip
+
+    @property
+    def large_const_bytes(self) -> int:
+        """Constants above this size come first in DDR and start on a bank boundary
+        (seed 003, MoveConstantPass: thresholdSize = DDR_BANK_SIZE * tile_num)."""
+        return self.ddr_bank_bytes * self.tiles_per_chip
 
     @property
     def batch_align_bits(self) -> int:

@@ -36,9 +36,13 @@ a `batch_align_bytes` boundary):
 - Padding bytes (channel padding and the gap before the next batch) are zero when packing
   and ignored when unpacking.
 
-Sizes: `byte_size` is the end of the last batch's data (`batch_end(N - 1)`): there is no
-trailing alignment padding after the last batch. `batch_end(n)` is exclusive (one past the
-last byte of batch n's data, padding channels included).
+Sizes: `stored_bytes` is the end of the last batch's data (`batch_end(N - 1)`): there is
+no trailing alignment padding after the last batch. `batch_end(n)` is exclusive (one past
+the last byte of batch n's data, padding channels included). It is the size a tensor
+occupies in DDR or SPM, channel padding and batch alignment included, and the only size
+memory allocation may use; the compact size of a value's elements (its "logical bytes")
+is `tx8c.ir_utils.logical_bytes`. `byte_size` is the former name of `stored_bytes`, kept
+for the callers that still use it.
 
 Units: the API speaks bytes. The seed's worked example (fp16 2x1x2x131 in NCx: 131 =
 2*64 + 3, C0 = 3 padded to 4; batch 0 holds 2*2*64 + 2*4 = 264 elements = 528 bytes)
@@ -93,9 +97,11 @@ __all__ = [
     "layout_plan",
     "nhwc_view",
     "pack",
+    "pack_into",
     "resolve_dtype",
     "resolve_layout",
     "same_bytes",
+    "stored_bytes",
     "unpack",
 ]
 
@@ -370,14 +376,20 @@ def layout_plan(
 # --------------------------------------------------------------------------------------
 
 
-def byte_size(
+def stored_bytes(
     shape: Sequence[int],
     dtype: Any,
     layout: LayoutMode | str,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> int:
-    """Bytes a tensor occupies: up to the end of its last batch's data (0 if empty)."""
+    """Bytes a tensor occupies in `layout`: up to the end of its last batch's data, channel
+    padding and batch alignment included (0 if empty). SPM and DDR allocation use this
+    size, never the compact one."""
     return layout_plan(shape, dtype, layout, config).total_bytes
+
+
+byte_size = stored_bytes
+"""The former name of `stored_bytes` (the tests and the layout passes still use it)."""
 
 
 def batch_start(
@@ -522,11 +534,27 @@ def pack(
     config: TX8Config = DEFAULT_CONFIG,
     dtype: Any = None,
 ) -> bytes:
-    """The bytes of `array` laid out in `layout` (`byte_size` of them; padding is zero).
+    """The bytes of `array` laid out in `layout` (`stored_bytes` of them; padding is zero).
 
     The element type is the array's; pass `dtype` to name it explicitly (for example
     "tf32" for a float32 array): it must have the array's storage dtype.
     """
+    a = np.asarray(array)
+    out = bytearray(byte_size(a.shape, a.dtype if dtype is None else dtype, layout, config))
+    pack_into(out, a, layout, config, dtype)
+    return bytes(out)
+
+
+def pack_into(
+    out: bytearray | memoryview | np.ndarray,
+    array: Any,
+    layout: LayoutMode | str,
+    config: TX8Config = DEFAULT_CONFIG,
+    dtype: Any = None,
+) -> int:
+    """Write what `pack` returns into the writable buffer `out` (its first `byte_size`
+    bytes, padding included; later bytes are untouched) without an intermediate copy;
+    returns the bytes written. For building an image of many tensors (consts.bin)."""
     a = np.asarray(array)
     storage = resolve_dtype(a.dtype if dtype is None else dtype)
     if dtype is not None and resolve_dtype(a.dtype).dtype != storage.dtype:
@@ -535,14 +563,25 @@ def pack(
             f"(stored as {storage.dtype}); cast it first"
         )
     plan = layout_plan(a.shape, storage, layout, config)
+    target = np.frombuffer(out, dtype=np.uint8) if not isinstance(out, np.ndarray) else out
+    target = target.reshape(-1)
+    if target.size < plan.total_bytes:
+        raise ValueError(f"pack_into needs {plan.total_bytes} bytes, the buffer has "
+                         f"{target.size}")
     if plan.total_bytes == 0:
-        return b""
+        return 0
     raw_t = _raw_dtype(plan.itemsize)
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))
     raw = np.ascontiguousarray(a).view(raw_t).reshape(plan.n, plan.hw, plan.c)
+    flat = target[: plan.total_bytes].view(raw_t)
+    # (N, stride) rows over the tensor's bytes; the last row's alignment gap lies past
+    # the end and is never touched (only the blocks and the remainder are written)
     stride_elems = plan.batch_stride // plan.itemsize
-    buf = np.zeros((plan.n, stride_elems), dtype=raw_t)
+    buf = np.lib.stride_tricks.as_strided(
+        flat, shape=(plan.n, stride_elems), strides=(plan.batch_stride, plan.itemsize),
+        writeable=True,
+    )
     blocks, tail = _batches(buf, plan)
     bc = plan.cx * plan.block
     if plan.cx:
@@ -550,7 +589,11 @@ def pack(
         blocks[...] = src.transpose(0, 2, 1, 3)
     if plan.c0:
         tail[:, :, : plan.c0] = raw[:, :, bc:]
-    return buf.reshape(-1).view(np.uint8)[: plan.total_bytes].tobytes()
+        tail[:, :, plan.c0:] = 0
+    data_end = plan.blocks_elems + plan.hw * plan.c0_padded
+    if plan.n > 1 and data_end < stride_elems:  # the gaps between batches
+        buf[:-1, data_end:] = 0
+    return plan.total_bytes
 
 
 def unpack(
@@ -560,7 +603,7 @@ def unpack(
     layout: LayoutMode | str,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> np.ndarray:
-    """The array stored in `data` (at least `byte_size` bytes; later bytes are ignored).
+    """The array stored in `data` (at least `stored_bytes` bytes; later bytes are ignored).
 
     Returns a new array of `shape` with the storage dtype of `dtype` (float32 for tf32).
     """

@@ -22,6 +22,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tx8c.dialect.base import Tx8beOp
+from tx8c.ir_utils import rebuilt
 
 
 def _retype_block(block: Block) -> None:
@@ -34,13 +35,7 @@ def _retype_block(block: Block) -> None:
         wanted = op.infer_shapes()
         if list(op.result_types) == wanted:
             continue
-        new_op = type(op).create(
-            operands=list(op.operands),
-            result_types=wanted,
-            attributes=dict(op.attributes),
-            regions=[op.detach_region(r) for r in list(op.regions)],
-        )
-        Rewriter.replace_op(op, new_op)
+        Rewriter.replace_op(op, rebuilt(op, result_types=wanted))
 
 
 @dataclass(frozen=True)

@@ -507,3 +507,16 @@ def test_bad_indices():
     with pytest.raises(IndexError, match="batch 1 out of range"):
         batch_end(1, shape, "f32", "Cx")  # Cx has one batch
     assert element_address(4, (5,), "f32", "NCx") == 16
+
+
+@pytest.mark.parametrize("layout", ["Tensor", "NTensor", "Cx", "NCx"])
+@pytest.mark.parametrize("shape", [(3, 2, 70), (2, 131), (1, 5), (4,)])
+def test_pack_into_a_dirty_buffer_writes_exactly_pack(layout, shape) -> None:
+    from tx8c.target.mem_layout import pack_into
+
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float16)
+    expected = pack(a, layout)
+    out = bytearray(b"\xff" * (len(expected) + 16))
+    assert pack_into(memoryview(out)[3:], a, layout) == len(expected)
+    assert bytes(out[3:3 + len(expected)]) == expected
+    assert out[:3] == b"\xff" * 3 and out[3 + len(expected):] == b"\xff" * 13

@@ -24,6 +24,7 @@ backward pass of layout-transmit) or is the Tensor class of their shape; so is a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,7 +32,6 @@ from xdsl.dialects.builtin import (
     AnyTensorType,
     BytesAttr,
     DenseIntOrFPElementsAttr,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
@@ -40,9 +40,11 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     region_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.traits import (
+    ConstantLike,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -58,15 +60,16 @@ from tx8c.dialect.base import (
     dense_attr_field,
     int_attr,
     ints_attr,
-    to_attr,
     tx8be_op,
 )
 from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces import Engine, OpAttr
+from tx8c.interfaces.oplib import ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.sharding import Slicer, slicer_fields
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
 
-_COMMON_ATTRS = ("layout_str", "dev_info", "chip_parallel", "tile_parallel")
 UINT32_MAX = 2**32 - 1
 
 
@@ -98,6 +101,7 @@ class ConstantOp(Tx8beOp):
     name = "tx8be.Constant"
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     value = dense_attr_field()
+    traits = traits_def(ConstantLike())
 
     @classmethod
     def from_array(cls, array: np.ndarray, **attrs: Any) -> ConstantOp:
@@ -136,7 +140,7 @@ class LoadConstOp(Tx8beOp):
     """
 
     name = "tx8be.LoadConst"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(MemoryOp(), ReadsConstContainer())
     OPERANDS: ClassVar[tuple[str, ...]] = ()
     const_id = int_attr()
     bypass_codegen = bool_attr(optional=True)
@@ -156,6 +160,13 @@ class LoadConstOp(Tx8beOp):
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
+
+    def slicer(self):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "load"
 
     def load_const(self, constants: Mapping[int, np.ndarray]) -> np.ndarray:
         """The value of constant `const_id` in `constants`, checked against the result type."""
@@ -177,6 +188,24 @@ class LoadConstOp(Tx8beOp):
                 f"but the op's result type is {_type_str(rtype)} ({list(shape)} {dtype})"
             )
         return value
+
+    def load_stored(self, container: Any) -> tuple[memoryview, Any]:
+        """The bytes DDR holds for this constant and their layout (the byte-level view:
+        the cmodel's DMA), from a `tx8c.const_container.ConstContainer`."""
+        const_id = self.attr("const_id")
+        entry = container.entry(const_id)
+        if entry.type != self.results[0].type:
+            raise Tx8ComputeError(
+                f"'{self.name}' (const_id = {const_id}): the container holds "
+                f"{entry.describe()} but the op's result type is "
+                f"{_type_str(self.results[0].type)}"
+            )
+        return container.stored_bytes(const_id), entry.mem_layout
+
+    def emits_code(self) -> bool:
+        """Whether codegen emits this load: not when `bypass_codegen` is set (its user
+        reads the constant from DDR itself)."""
+        return not self.attr("bypass_codegen")
 
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         raise Tx8ComputeError(
@@ -223,7 +252,7 @@ class ChannelNormOp(_IdentityOp):
     """
 
     name = "tx8be.ChannelNorm"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(MemoryOp())
     direction = bool_attr()
 
     def output_align_mode(self) -> AlignMode:
@@ -236,6 +265,10 @@ class ChannelNormOp(_IdentityOp):
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=self.output_align_mode(), engine=Engine.CT)
 
+    def slicer(self):
+        """One CT format-conversion pass over the slice (a copy into the other layout)."""
+        return ConvertSlicer(**slicer_fields(self))
+
 
 @tx8be_op
 class LoadVarOp(_IdentityOp):
@@ -246,10 +279,17 @@ class LoadVarOp(_IdentityOp):
     """
 
     name = "tx8be.LoadVar"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(ByteMove())
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
+
+    def slicer(self):
+        """An RDMA of the slice's stored bytes, DDR -> SPM."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "load"
 
 
 @tx8be_op
@@ -261,10 +301,17 @@ class StoreVarOp(_IdentityOp):
     """
 
     name = "tx8be.StoreVar"
-    MEMORY_OP: ClassVar[bool] = True
+    traits = traits_def(ByteMove())
 
     def query_op_attr(self) -> OpAttr:
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_store=0)
+
+    def slicer(self):
+        """A WDMA of the slice's stored bytes, SPM -> DDR."""
+        return TransferSlicer(**slicer_fields(self))
+
+    def ddr_transfer(self) -> str:
+        return "store"
 
 
 # --------------------------------------------------------------------------------------
@@ -299,7 +346,9 @@ class GroupOp(Tx8beOp):
 
     body = region_def("single_block")
     traits = lazy_traits_def(
-        lambda: (SingleBlockImplicitTerminator(YieldOp), IsolatedFromAbove())
+        lambda: (
+            SingleBlockImplicitTerminator(YieldOp), IsolatedFromAbove(), ExecutesRegion()
+        )
     )
     assembly_format = "`(` operands `)` attr-dict `:` functional-type(operands, results) $body"
 
@@ -328,7 +377,7 @@ class GroupOp(Tx8beOp):
 
         The result types are the Yield's operand types unless given.
         """
-        attributes = _attributes(cls, attrs)
+        attributes = cls.ir_attributes(attrs)
         if body is None:
             raise TypeError("GroupOp.make needs body=<a Block ending with tx8be.Yield>")
         if result_types is None:
@@ -365,7 +414,7 @@ class GroupOp(Tx8beOp):
         group = cls.create(
             operands=inputs,
             result_types=[r.type for r in outputs],
-            attributes=_attributes(cls, attrs),
+            attributes=cls.ir_attributes(attrs),
             regions=[Region(body)],
         )
         block.insert_op_before(group, ops[0])
@@ -484,22 +533,20 @@ class YieldOp(IRDLOperation):
 # --------------------------------------------------------------------------------------
 
 
-def _attributes(cls: type[Tx8beOp], attrs: Mapping[str, Any]) -> dict[str, Attribute]:
-    """IR attributes from Python values (the common ones may be given as attributes)."""
-    unknown = set(attrs) - set(cls.ATTR_KINDS) - set(_COMMON_ATTRS)
-    if unknown:
-        raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
-    out: dict[str, Attribute] = {}
-    for name, value in attrs.items():
-        if value is None:
-            continue
-        if name in cls.ATTR_KINDS:
-            out[name] = to_attr(cls.ATTR_KINDS[name], value)
-        elif name == "layout_str" and isinstance(value, str):
-            out[name] = StringAttr(value)
-        else:
-            out[name] = value
-    return out
+@dataclass(frozen=True)
+class TransferSlicer(Slicer):
+    """A DMA between DDR and SPM of the slice (element-wise slicing)."""
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=True)
+
+
+@dataclass(frozen=True)
+class ConvertSlicer(Slicer):
+    """A CT layout conversion of the slice (element-wise slicing): one copy pass."""
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, arith=1, flops=0)
 
 
 def _check_consecutive(ops: list[Operation]) -> Block:

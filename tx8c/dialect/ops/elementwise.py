@@ -13,12 +13,13 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import scipy.special
 from xdsl.dialects.builtin import TensorType, i1
+from xdsl.irdl import traits_def
+from xdsl.traits import Commutative
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
@@ -32,19 +33,42 @@ from tx8c.dialect.base import (
     str_attr,
     tx8be_op,
 )
-from tx8c.dialect.base import (
-    tx8be_op as _op,
-)
 from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
 from tx8c.interfaces.shape_inference import (
     elementwise_view,
     fit_to_operands,
     has_rank,
     keep_operand_layout,
-    shape_of,
     unchanged_by,
 )
+from tx8c.interfaces.sharding import Slicer, slicer_fields
+from tx8c.ir_utils import shape_of
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementwiseSlicer(Slicer):
+    """Element-wise slicing (the Slicer defaults: every dim cut freely, operands follow
+    the result with numpy broadcasting) and one CT pass per element, `special` for
+    transcendental functions, division and roots."""
+
+    special: bool
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, **{"special" if self.special else "arith": 1})
+
+    def imm_bytes(self, shape, config):
+        """A special function on f16/bf16 converts the slice to fp32 first (seed 003's
+        BatchNorm flow: gatherScatter + convert), so it needs an fp32 copy."""
+        if self.special and self.dtype in LOW_PRECISION:
+            return self.scratch(shape, "f32", config)
+        return 0
+
 
 # --------------------------------------------------------------------------------------
 # Binary
@@ -87,22 +111,19 @@ class BinaryOp(BroadcastingOp):
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
     DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
-    RESULT_BOOL: ClassVar[bool] = False
-    """Comparisons give i1 whatever their operand type."""
-    COMMUTATIVE: ClassVar[bool] = False
-    """op(a, b) == op(b, a): rewrites may swap the operands."""
+    CT_SPECIAL: ClassVar[bool] = False
+    """The CT computes it as a special function (division, power), not simple arithmetic."""
+
+    def broadcast_result_shape(self) -> tuple[int, ...]:
+        """The shape both operands broadcast to; raises when they do not."""
+        lhs, rhs = self.input_shapes()
+        shape = broadcast_shape(lhs, rhs)
+        if shape is None:
+            raise self.fail(f"operand shapes {list(lhs)} and {list(rhs)} do not broadcast")
+        return shape
 
     def infer_shapes(self) -> list[TensorType]:
-        lhs, rhs = self.input_types()
-        shape = broadcast_shape(tuple(lhs.get_shape()), tuple(rhs.get_shape()))
-        if shape is None:
-            raise self.fail(
-                f"operand shapes {list(lhs.get_shape())} and {list(rhs.get_shape())} "
-                "do not broadcast"
-            )
-        if self.RESULT_BOOL:
-            return [TensorType(i1, list(shape))]
-        return [result_type_like(shape, lhs)]
+        return [result_type_like(self.broadcast_result_shape(), self.operands[0].type)]
 
     def query_op_attr(self):
         return self.op_attr(
@@ -124,32 +145,21 @@ class BinaryOp(BroadcastingOp):
         a, b = upcast(*inputs)
         return [np.asarray(self.apply(a, b))]
 
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one V_VV or V_VS pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
 
-def _binary(
-    name: str, fn: Callable, dtypes=NUMERIC, result_bool: bool = False,
-    commutative: bool = False,
-):
-    """Define a binary op class from its numpy function."""
 
-    def apply(self, a, b):
-        return fn(a, b)
+def _expit(x: np.ndarray) -> np.ndarray:
+    from scipy.special import expit  # imported on use: scipy.special takes 0.3-1 s to load
 
-    cls = type(
-        f"{name}Op",
-        (BinaryOp,),
-        {
-            "name": f"tx8be.{name}",
-            "DTYPES": dtypes,
-            "RESULT_BOOL": result_bool,
-            "COMMUTATIVE": commutative,
-            "apply": apply,
-            "__doc__": f"Element-wise {name} with numpy broadcasting.",
-            "__annotations__": {
-                "DTYPES": ClassVar, "RESULT_BOOL": ClassVar, "COMMUTATIVE": ClassVar,
-            },
-        },
-    )
-    return _op(cls)
+    return expit(x)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return erf(x)
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -166,20 +176,164 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.power(a, b.astype(a.dtype))
 
 
-AddOp = _binary("Add", np.add, commutative=True)
-SubOp = _binary("Sub", np.subtract)
-MulOp = _binary("Mul", np.multiply, commutative=True)
-DivOp = _binary("Div", _int_div)
-MaxOp = _binary("Max", np.maximum, commutative=True)
-MinOp = _binary("Min", np.minimum, commutative=True)
-PowOp = _binary("Pow", _pow)
-EqualOp = _binary("Equal", np.equal, ALL_DTYPES, True, commutative=True)
-LessOp = _binary("Less", np.less, NUMERIC, True)
-LessOrEqualOp = _binary("LessOrEqual", np.less_equal, NUMERIC, True)
-GreaterOp = _binary("Greater", np.greater, NUMERIC, True)
-GreaterOrEqualOp = _binary("GreaterOrEqual", np.greater_equal, NUMERIC, True)
-AndOp = _binary("And", np.logical_and, BOOLS, commutative=True)
-OrOp = _binary("Or", np.logical_or, BOOLS, commutative=True)
+@tx8be_op
+class AddOp(BinaryOp):
+    """Element-wise Add with numpy broadcasting."""
+
+    name = "tx8be.Add"
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.add(a, b)
+
+
+@tx8be_op
+class SubOp(BinaryOp):
+    """Element-wise Sub with numpy broadcasting."""
+
+    name = "tx8be.Sub"
+
+    def apply(self, a, b):
+        return np.subtract(a, b)
+
+
+@tx8be_op
+class MulOp(BinaryOp):
+    """Element-wise Mul with numpy broadcasting."""
+
+    name = "tx8be.Mul"
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.multiply(a, b)
+
+
+@tx8be_op
+class DivOp(BinaryOp):
+    """Element-wise Div with numpy broadcasting (integers truncate toward zero)."""
+
+    name = "tx8be.Div"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, a, b):
+        return _int_div(a, b)
+
+
+@tx8be_op
+class MaxOp(BinaryOp):
+    """Element-wise Max with numpy broadcasting."""
+
+    name = "tx8be.Max"
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.maximum(a, b)
+
+
+@tx8be_op
+class MinOp(BinaryOp):
+    """Element-wise Min with numpy broadcasting."""
+
+    name = "tx8be.Min"
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.minimum(a, b)
+
+
+@tx8be_op
+class PowOp(BinaryOp):
+    """Element-wise Pow with numpy broadcasting."""
+
+    name = "tx8be.Pow"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, a, b):
+        return _pow(a, b)
+
+
+class ComparisonOp(BinaryOp):
+    """A comparison: an i1 result whatever the operand type."""
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [TensorType(i1, list(self.broadcast_result_shape()))]
+
+
+@tx8be_op
+class EqualOp(ComparisonOp):
+    """Element-wise Equal with numpy broadcasting."""
+
+    name = "tx8be.Equal"
+    DTYPES: ClassVar[frozenset[str] | None] = ALL_DTYPES
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.equal(a, b)
+
+
+@tx8be_op
+class LessOp(ComparisonOp):
+    """Element-wise Less with numpy broadcasting."""
+
+    name = "tx8be.Less"
+
+    def apply(self, a, b):
+        return np.less(a, b)
+
+
+@tx8be_op
+class LessOrEqualOp(ComparisonOp):
+    """Element-wise LessOrEqual with numpy broadcasting."""
+
+    name = "tx8be.LessOrEqual"
+
+    def apply(self, a, b):
+        return np.less_equal(a, b)
+
+
+@tx8be_op
+class GreaterOp(ComparisonOp):
+    """Element-wise Greater with numpy broadcasting."""
+
+    name = "tx8be.Greater"
+
+    def apply(self, a, b):
+        return np.greater(a, b)
+
+
+@tx8be_op
+class GreaterOrEqualOp(ComparisonOp):
+    """Element-wise GreaterOrEqual with numpy broadcasting."""
+
+    name = "tx8be.GreaterOrEqual"
+
+    def apply(self, a, b):
+        return np.greater_equal(a, b)
+
+
+@tx8be_op
+class AndOp(BinaryOp):
+    """Element-wise And with numpy broadcasting."""
+
+    name = "tx8be.And"
+    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.logical_and(a, b)
+
+
+@tx8be_op
+class OrOp(BinaryOp):
+    """Element-wise Or with numpy broadcasting."""
+
+    name = "tx8be.Or"
+    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
+    traits = traits_def(Commutative())
+
+    def apply(self, a, b):
+        return np.logical_or(a, b)
+
 
 BINARY_OPS = [
     AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, EqualOp, LessOp, LessOrEqualOp,
@@ -232,6 +386,10 @@ class WhereOp(BroadcastingOp):
     def compute(self, cond, x, y):
         return [np.where(cond, x, y)]
 
+    def slicer(self):
+        """Operands follow the result (numpy broadcasting); one select pass."""
+        return ElementwiseSlicer(**slicer_fields(self), special=False)
+
 
 # --------------------------------------------------------------------------------------
 # Unary
@@ -245,6 +403,8 @@ class UnaryOp(Tx8beOp):
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
     HAS_KERNEL: ClassVar[bool] = True
     """False when the TX8 op library has no kernel for the op (OpAttr.has_kernel)."""
+    CT_SPECIAL: ClassVar[bool] = False
+    """A transcendental function (or a root or reciprocal): a special CT pass."""
 
     def infer_shapes(self) -> list[TensorType]:
         return [self.operands[0].type]
@@ -271,55 +431,210 @@ class UnaryOp(Tx8beOp):
         (x,) = upcast(x)
         return [np.asarray(self.apply(x))]
 
-
-def _unary(name: str, fn: Callable, dtypes=FLOATS, doc: str = "", has_kernel: bool = True):
-    def apply(self, x):
-        return fn(x)
-
-    cls = type(
-        f"{name}Op",
-        (UnaryOp,),
-        {
-            "name": f"tx8be.{name}",
-            "DTYPES": dtypes,
-            "HAS_KERNEL": has_kernel,
-            "apply": apply,
-            "__doc__": doc or f"Element-wise {name}.",
-            "__annotations__": {"DTYPES": ClassVar, "HAS_KERNEL": ClassVar},
-        },
-    )
-    return _op(cls)
-
-
-def _sigmoid(x):
-    return scipy.special.expit(x)
+    def slicer(self):
+        """The operand follows the result; one pass (special for transcendentals)."""
+        return ElementwiseSlicer(**slicer_fields(self), special=self.CT_SPECIAL)
 
 
 SIGNED = FLOATS | frozenset({"i8", "i32", "i64"})
 
-ReluOp = _unary("Relu", lambda x: np.maximum(x, 0).astype(x.dtype), NUMERIC)
-SigmoidOp = _unary("Sigmoid", _sigmoid)
-TanhOp = _unary("Tanh", np.tanh)
-ErfOp = _unary("Erf", scipy.special.erf)
-# No TX8 kernel for Silu and HardSwish: legalize decomposes them (Sigmoid, HardSigmoid, Mul).
-SiluOp = _unary(
-    "Silu", lambda x: x * _sigmoid(x), doc="x * sigmoid(x) (a.k.a. swish).", has_kernel=False
-)
-HardSwishOp = _unary(
-    "HardSwish", lambda x: x * np.clip(x / 6 + 0.5, 0, 1), has_kernel=False
-)
-ExpOp = _unary("Exp", np.exp)
-LogOp = _unary("Log", np.log)
-SqrtOp = _unary("Sqrt", np.sqrt)
-RsqrtOp = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), doc="1 / sqrt(x).")
-ReciprocalOp = _unary("Reciprocal", lambda x: 1 / x)
-AbsOp = _unary("Abs", np.abs, NUMERIC)
-NegOp = _unary("Neg", np.negative, SIGNED)
-NotOp = _unary("Not", np.logical_not, BOOLS)
-SinOp = _unary("Sin", np.sin)
-CosOp = _unary("Cos", np.cos)
-FloorOp = _unary("Floor", np.floor)
-CeilOp = _unary("Ceil", np.ceil)
+
+@tx8be_op
+class ReluOp(UnaryOp):
+    """max(x, 0), in the type of x."""
+
+    name = "tx8be.Relu"
+    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+
+    def apply(self, x):
+        return np.maximum(x, 0).astype(x.dtype)
+
+
+@tx8be_op
+class SigmoidOp(UnaryOp):
+    """1 / (1 + exp(-x))."""
+
+    name = "tx8be.Sigmoid"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return _expit(x)
+
+
+@tx8be_op
+class TanhOp(UnaryOp):
+    """Element-wise Tanh."""
+
+    name = "tx8be.Tanh"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.tanh(x)
+
+
+@tx8be_op
+class ErfOp(UnaryOp):
+    """Element-wise Erf."""
+
+    name = "tx8be.Erf"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return _erf(x)
+
+
+@tx8be_op
+class SiluOp(UnaryOp):
+    """x * sigmoid(x) (a.k.a. swish)."""
+
+    name = "tx8be.Silu"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+    HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * Sigmoid(x)
+
+    def apply(self, x):
+        return x * _expit(x)
+
+
+@tx8be_op
+class HardSwishOp(UnaryOp):
+    """x * clip(x / 6 + 0.5, 0, 1)."""
+
+    name = "tx8be.HardSwish"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+    HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * HardSigmoid(x)
+
+    def apply(self, x):
+        return x * np.clip(x / 6 + 0.5, 0, 1)
+
+
+@tx8be_op
+class ExpOp(UnaryOp):
+    """Element-wise Exp."""
+
+    name = "tx8be.Exp"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.exp(x)
+
+
+@tx8be_op
+class LogOp(UnaryOp):
+    """Element-wise Log."""
+
+    name = "tx8be.Log"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.log(x)
+
+
+@tx8be_op
+class SqrtOp(UnaryOp):
+    """Element-wise Sqrt."""
+
+    name = "tx8be.Sqrt"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.sqrt(x)
+
+
+@tx8be_op
+class RsqrtOp(UnaryOp):
+    """1 / sqrt(x)."""
+
+    name = "tx8be.Rsqrt"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return 1 / np.sqrt(x)
+
+
+@tx8be_op
+class ReciprocalOp(UnaryOp):
+    """1 / x."""
+
+    name = "tx8be.Reciprocal"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return 1 / x
+
+
+@tx8be_op
+class AbsOp(UnaryOp):
+    """Element-wise Abs."""
+
+    name = "tx8be.Abs"
+    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
+
+    def apply(self, x):
+        return np.abs(x)
+
+
+@tx8be_op
+class NegOp(UnaryOp):
+    """-x (signed types only)."""
+
+    name = "tx8be.Neg"
+    DTYPES: ClassVar[frozenset[str] | None] = SIGNED
+
+    def apply(self, x):
+        return np.negative(x)
+
+
+@tx8be_op
+class NotOp(UnaryOp):
+    """Logical not of an i1 tensor."""
+
+    name = "tx8be.Not"
+    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
+
+    def apply(self, x):
+        return np.logical_not(x)
+
+
+@tx8be_op
+class SinOp(UnaryOp):
+    """Element-wise Sin."""
+
+    name = "tx8be.Sin"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.sin(x)
+
+
+@tx8be_op
+class CosOp(UnaryOp):
+    """Element-wise Cos."""
+
+    name = "tx8be.Cos"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.cos(x)
+
+
+@tx8be_op
+class FloorOp(UnaryOp):
+    """Element-wise Floor."""
+
+    name = "tx8be.Floor"
+
+    def apply(self, x):
+        return np.floor(x)
+
+
+@tx8be_op
+class CeilOp(UnaryOp):
+    """Element-wise Ceil."""
+
+    name = "tx8be.Ceil"
+
+    def apply(self, x):
+        return np.ceil(x)
 
 
 @tx8be_op
@@ -350,6 +665,7 @@ class GeluOp(UnaryOp):
     """Gaussian error linear unit; `approximate` is "none" (erf) or "tanh"."""
 
     name = "tx8be.Gelu"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
     HAS_KERNEL: ClassVar[bool] = False  # legalize decomposes it (Erf or Tanh, Mul, Add)
     approximate = str_attr("none")
 
@@ -362,7 +678,7 @@ class GeluOp(UnaryOp):
     def apply(self, x):
         if self.attr("approximate") == "tanh":
             return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1 + scipy.special.erf(x / np.sqrt(2)))
+        return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
 @tx8be_op

@@ -20,6 +20,7 @@ get its layout and the others are left alone.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -40,6 +41,7 @@ from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.oplib import ALL_OPERANDS, Engine
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
+from tx8c.interfaces.sharding import LoopDim, Slicer, slicer_fields
 
 INDEX_OPERAND = 1
 """Every op of this family takes its indices as operand #1."""
@@ -100,6 +102,23 @@ class IndexingOp(Tx8beOp):
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU)
 
+    DDR_TABLE: ClassVar[bool] = False
+    """The data operand is read from DDR by the op itself (Gather's embedding table)."""
+
+    def slicer(self):
+        """Operand dims follow the result as `indexing_axes` says; a gather/scatter of the
+        slice's elements on the LSU (seed 003: TDMA gatherScatter inside SPM; RDMA
+        rdmaGather from DDR for a table read in place)."""
+        return IndexSlicer(**slicer_fields(self, self.indexing_loops(), self.indexing_axes()),
+                           ddr=self.DDR_TABLE)
+
+    def indexing_loops(self):
+        """The loop dims: the result's by default."""
+        return None
+
+    def indexing_axes(self):
+        raise NotImplementedError
+
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
 
@@ -145,6 +164,18 @@ class GatherOp(IndexingOp):
         axis = self.data_axis()
         wrapped = self.wrap_indices(indices, np.int64(data.shape[axis]), lambda _: axis)
         return [np.take(data, wrapped, axis=axis)]
+
+    DDR_TABLE: ClassVar[bool] = True
+
+    def indexing_axes(self):
+        """Data dims before the axis follow the result's first dims, those after it the
+        result's last; the indexed dim is read whole. Indices follow the result dims they
+        become."""
+        data, indices = self.input_shapes()
+        axis = self.data_axis()
+        after = axis + len(indices)
+        data_axes = (*range(axis), None, *range(after, after + len(data) - axis - 1))
+        return [data_axes, tuple(range(axis, after))]
 
 
 # --------------------------------------------------------------------------------------
@@ -199,6 +230,13 @@ class GatherElementsOp(IndexingOp):
         grid = list(np.indices(wrapped.shape, sparse=True))
         grid[axis] = wrapped
         return [data[tuple(grid)]]
+
+    def indexing_axes(self):
+        """Data follows the result except along the axis (read whole); the indices have
+        the result's shape."""
+        rank = len(self.input_shapes()[1])
+        axis = self.data_axis()
+        return [tuple(None if d == axis else d for d in range(rank)), tuple(range(rank))]
 
 
 # --------------------------------------------------------------------------------------
@@ -274,6 +312,24 @@ class ScatterNDOp(IndexingOp):
     def query_op_attr(self):
         return self.op_attr(align_mode=AlignMode.ALIGN, engine=Engine.LSU)
 
+    # -- slicing: the first k data dims are addressed by the index values, so they are
+    # whole in every slice; the trailing dims (each update's slice) may be cut, with the
+    # updates' trailing dims following them; the indices are read whole.
+    def indexing_loops(self):
+        k = self.index_depth()
+        shape = self.input_shapes()[0]
+        return [LoopDim(d) if i >= k else LoopDim.whole(d) for i, d in enumerate(shape)]
+
+    def indexing_axes(self):
+        data, indices, updates = self.input_shapes()
+        k = self.index_depth()
+        batch = len(indices) - 1
+        return [
+            tuple(range(len(data))),
+            (None,) * len(indices),
+            (*(None,) * batch, *range(k, len(data))),
+        ]
+
     def compute(
         self, data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     ) -> list[np.ndarray]:
@@ -291,6 +347,18 @@ class ScatterNDOp(IndexingOp):
         out, slices = upcast(data.copy(), slices)
         _REDUCTIONS[reduction].at(out, target, slices)
         return [out]
+
+
+@dataclass(frozen=True)
+class IndexSlicer(Slicer):
+    """Indexing ops: operand dims follow the loop dims they become (an indexed dim is
+    read whole); the work is a gather/scatter transfer of the slice (`ddr`: the table is
+    read from DDR by the op itself)."""
+
+    ddr: bool
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=self.ddr)
 
 
 OPS = [GatherOp, GatherElementsOp, ScatterNDOp]

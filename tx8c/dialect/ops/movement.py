@@ -30,10 +30,12 @@ Layout (seed 001):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.irdl import traits_def
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
@@ -49,9 +51,9 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
-from tx8c.dialect.relabel import ViewMap, relabel_families
+from tx8c.dialect.relabel import ViewMap, map_windows, relabel_families
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr
+from tx8c.interfaces.oplib import Engine, OpAttr, Work, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -64,6 +66,15 @@ from tx8c.interfaces.shape_inference import (
     result_shape,
     view_axis_attributes,
 )
+from tx8c.interfaces.sharding import (
+    LoopDim,
+    Slicer,
+    Window,
+    broadcast_axes,
+    cut_to,
+    slicer_fields,
+)
+from tx8c.interfaces.traits import Relabel
 
 
 class MovementOp(Tx8beOp):
@@ -88,6 +99,14 @@ class MovementOp(Tx8beOp):
     def check_length(self, name: str, values: Sequence[int], length: int, of: str) -> None:
         if len(values) != length:
             raise self.fail(f"{name} has {len(values)} entries, expected {length} ({of})")
+
+    def slicer(self):
+        """Operands follow the result dim for dim; one copy pass (MoveSlicer)."""
+        return MoveSlicer(**slicer_fields(self, axes=self.move_axes()))
+
+    def move_axes(self):
+        """Which result dim each operand dim follows: the same dim by default."""
+        return [tuple(range(len(shape))) for shape in self.input_shapes()]
 
     # layout rule of the family (module docstring)
     infer_layout = keep_operand_layout
@@ -143,6 +162,37 @@ class ReshapeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x.reshape(self.target_shape())]
 
+    # -- slicing: the result's dims fall into groups that hold the same elements as a
+    # group of input dims (equal products, in order). A window of a group's outermost
+    # result dim is a window of its outermost input dim when one of the two inner
+    # products divides the other (splitting C into heads, merging heads back); every
+    # other dim of a group is whole in every slice. Dims of size 1 are groups of their own.
+    def slicer(self):
+        groups = reshape_groups(self.input_shape(), self.target_shape())
+        out = self.target_shape()
+        loops = [LoopDim(d) if d == 1 else LoopDim.whole(d) for d in out]
+        axes: list[int | None] = [None] * len(self.input_shape())
+        maps = []
+        for ins, outs in groups:
+            if not ins or not outs:
+                continue
+            inner_in = volume(self.input_shape()[i] for i in ins[1:])
+            inner_out = volume(out[o] for o in outs[1:])
+            if inner_out % inner_in == 0:  # a window of result rows is one of input rows
+                maps.append((outs[0], ins[0], inner_out // inner_in, 1))
+                loops[outs[0]] = LoopDim(out[outs[0]])
+            elif inner_in % inner_out == 0:  # on multiples of the input row
+                granule = inner_in // inner_out
+                maps.append((outs[0], ins[0], 1, granule))
+                loops[outs[0]] = LoopDim(out[outs[0]], granule=granule)
+            else:
+                continue
+            axes[ins[0]] = outs[0]
+        return ReshapeSlicer(**slicer_fields(self, loops, [tuple(axes)]), maps=tuple(maps))
+
+    def compute_slice(self, loops, operands):
+        return [operands[0].reshape(loops.shape)]
+
 
 @tx8be_op
 class TransposeOp(MovementOp):
@@ -196,6 +246,10 @@ class TransposeOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
+    def move_axes(self):
+        """Input dim perm[i] follows result dim i."""
+        return [inverse_permutation(self.permutation())]
+
 
 @tx8be_op
 class RelabelOp(MovementOp):
@@ -210,15 +264,17 @@ class RelabelOp(MovementOp):
     mem_layout puts every element at the byte where the operand's mem_layout holds it
     (`tx8c.dialect.relabel.relabel_families`, decided from the address functions).
 
-    So the op moves no bytes and runs no kernel (engine NONE): `is_relabel()` (OpLib) is
-    true, the question the backend asks of every op ("do you move bytes, or are you a
-    relabel of your operand's bytes?"); it gives the result the operand's buffer, and
-    the cmodel passes the bytes through, so a Relabel that is not the identity on the
+    So the op moves no bytes and runs no kernel (engine NONE): it has the `Relabel` trait
+    (`tx8c.interfaces.traits`; ask `op.has_trait(Relabel)`), the answer to the question
+    the backend asks of every op ("do you move bytes, or are you a relabel of your
+    operand's bytes?"); it gives the result the operand's buffer, and the cmodel passes
+    the bytes through, so a Relabel that is not the identity on the
     bytes of its family gives a wrong answer there. Its OpAttr align_mode is the
     families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN.
     """
 
     name = "tx8be.Relabel"
+    traits = traits_def(Relabel())
     shape = ints_attr()
     view = ints_attr(optional=True)
     perm = ints_attr(optional=True)
@@ -266,13 +322,35 @@ class RelabelOp(MovementOp):
         )
         return self.op_attr(align_mode=mode, engine=Engine.NONE, mem_inplace=True)
 
-    def is_relabel(self) -> bool:
-        return True
 
     infer_operand_layouts = cannot_infer_backward
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [self.element_map().apply(x)]
+
+    # -- slicing: a window of a result dim that is the outermost factor of an input dim
+    # reads that input dim's window (times the dim's inner factors, read whole); other
+    # result dims are whole in every slice (`map_windows`). No work: nothing moves.
+    def slicer(self):
+        m = self.element_map()
+        windows = map_windows(m)
+        loops = [LoopDim(d) if d == 1 else LoopDim.whole(d) for d in m.result]
+        axes: list[int | None] = [None] * len(m.source)
+        maps = []
+        for result_dim, source_dim, inner in windows.cuts if windows else ():
+            loops[result_dim] = LoopDim(m.result[result_dim])
+            axes[source_dim] = result_dim
+            maps.append((result_dim, source_dim, inner, 1))
+        return RelabelSlicer(**slicer_fields(self, loops, [tuple(axes)]), maps=tuple(maps))
+
+    def compute_slice(self, loops, operands):
+        (x,) = operands
+        m = self.element_map()
+        windows = map_windows(m)
+        if windows is None:
+            return self.compute(x)
+        view = windows.local_view(m.source, loops.shape)
+        return [np.transpose(x.reshape(view), windows.perm).reshape(loops.shape)]
 
 
 @tx8be_op
@@ -311,6 +389,14 @@ class BroadCastOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.broadcast_to(x, self.result_shape()).copy()]
 
+    def move_axes(self):
+        """numpy broadcasting: a broadcast dim is read whole."""
+        return [broadcast_axes(self.input_shape(), self.result_shape())]
+
+    def compute_slice(self, loops, operands):
+        """The window broadcast to the slice."""
+        return [np.broadcast_to(operands[0], loops.shape).copy()]
+
 
 @tx8be_op
 class TileOp(MovementOp):
@@ -344,6 +430,21 @@ class TileOp(MovementOp):
 
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.tile(x, self.checked_repeats())]
+
+    def move_axes(self):
+        """Dims repeated more than once are read whole; the others follow the result."""
+        return [tuple(i if r == 1 else None for i, r in enumerate(self.checked_repeats()))]
+
+    def compute_slice(self, loops, operands):
+        (tiled,) = self.compute(*operands)
+        computed = Window(
+            tuple(a if r == 1 else 0 for a, r in zip(loops.start, self.checked_repeats())),
+            tuple(a + d for a, d in zip(
+                (a if r == 1 else 0 for a, r in zip(loops.start, self.checked_repeats())),
+                tiled.shape,
+            )),
+        )
+        return [cut_to(tiled, loops, computed)]
 
 
 # --------------------------------------------------------------------------------------
@@ -443,6 +544,19 @@ class SliceOp(MovementOp):
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x[self.slices()].copy()]
 
+    # -- slicing: result index j of a dim reads input index start + j * step
+    def slicer(self):
+        return SliceSlicer(**slicer_fields(self, axes=self.move_axes()),
+                           bounds=tuple(self.bounds()))
+
+    def compute_slice(self, loops, operands):
+        x = operands[0]
+        index = tuple(
+            slice(None) if step > 0 else slice(None, None, -1) for _, _, step in self.bounds()
+        )
+        x = x[index]  # a negative step walks the window from its end
+        return [x[tuple(slice(None, None, abs(step)) for _, _, step in self.bounds())].copy()]
+
 
 # --------------------------------------------------------------------------------------
 # Concatenate, Split
@@ -499,6 +613,11 @@ class ConcatenateOp(MovementOp):
     def compute(self, *inputs: np.ndarray) -> list[np.ndarray]:
         axis = self.axis_in_range(self.attr("axis"), inputs[0].ndim)
         return [np.concatenate(inputs, axis=axis)]
+
+    # -- slicing: each operand gives the part of the slice that falls in its range
+    def slicer(self):
+        axis = self.axis_in_range(self.attr("axis"), len(self.result_shape()))
+        return ConcatSlicer(**slicer_fields(self, axes=self.move_axes()), axis=axis)
 
 
 @tx8be_op
@@ -560,6 +679,29 @@ class SplitOp(MovementOp):
         axis, sizes = self.checked()
         cuts = np.cumsum(sizes)[:-1]
         return [piece.copy() for piece in np.split(x, cuts, axis=axis)]
+
+    # -- slicing: the loop dims are the input's (the results are pieces of it); a slice
+    # gives each piece its part of the window, None to the pieces it misses
+    def slicer(self):
+        axis, sizes = self.checked()
+        loops = [LoopDim(d) for d in self.input_shape()]
+        return SplitSlicer(**slicer_fields(self, loops, self.move_axes()), axis=axis,
+                           sizes=tuple(sizes))
+
+    def compute_slice(self, loops, operands):
+        axis, sizes = self.checked()
+        x = operands[0]
+        pieces, offset = [], 0
+        for n, wanted in zip(sizes, self.slicer().result_windows(loops), strict=True):
+            if wanted is not None:
+                lo = wanted.start[axis] + offset - loops.start[axis]
+                index = [slice(None)] * x.ndim
+                index[axis] = slice(lo, lo + wanted.shape[axis])
+                pieces.append(x[tuple(index)].copy())
+            else:
+                pieces.append(None)
+            offset += n
+        return pieces
 
 
 # --------------------------------------------------------------------------------------
@@ -644,6 +786,202 @@ class PadOp(MovementOp):
             fill = np.asarray(self.attr("value")).astype(x.dtype)
             return [np.pad(x, width, mode="constant", constant_values=fill)]
         return [np.pad(x, width, mode=mode)]
+
+    # -- slicing: with "constant" a slice reads the input under it (none if it lies in
+    # the padding); the other modes mirror or wrap, so a padded dim is read whole
+    def slicer(self):
+        width = tuple(self.pad_width())
+        constant = self.attr("mode") == "constant"
+        axes = tuple(i if constant or w == (0, 0) else None for i, w in enumerate(width))
+        return PadSlicer(**slicer_fields(self, axes=[axes]), width=width, constant=constant)
+
+    def compute_slice(self, loops, operands):
+        x = operands[0]
+        if self.attr("mode") == "constant":
+            fill = np.asarray(self.attr("value")).astype(x.dtype)
+            out = np.full(loops.shape, fill, x.dtype)
+            (window,) = self.slicer().back_window(loops)
+            at = [lo + before - a for (lo, _), (before, _), a in zip(
+                window.pairs(), self.pad_width(), loops.start, strict=True)]
+            out[Window.of([(s, s + d) for s, d in zip(at, x.shape)]).slices()] = x
+            return [out]
+        width = [w if w != (0, 0) else (0, 0) for w in self.pad_width()]
+        padded = np.pad(x, width, mode=self.attr("mode"))
+        computed = Window(
+            tuple(a if w == (0, 0) else 0 for a, w in zip(loops.start, width)),
+            tuple(
+                (a if w == (0, 0) else 0) + d
+                for a, w, d in zip(loops.start, width, padded.shape)
+            ),
+        )
+        return [cut_to(padded, loops, computed)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MoveSlicer(Slicer):
+    """Data movement: loop dims are the result's, operand dims follow them (`axes`:
+    permuted for Transpose, broadcast for BroadCast, read whole where Tile repeats); one
+    copy pass over the slice, no arithmetic."""
+
+    def work(self, shape):
+        return ct_work(self.dtype, shape, arith=1, flops=0)
+
+
+@dataclass(frozen=True)
+class ReshapeSlicer(MoveSlicer):
+    """Reshape: the result's dims fall into groups that hold the same elements as a group
+    of input dims (equal products, in order). A window of a group's outermost result dim
+    is a window of its outermost input dim when one of the two inner products divides the
+    other (splitting C into heads: result rows x k; merging heads back: on multiples of
+    the input row); every other dim of a group is whole in every slice, and dims of size
+    1 are groups of their own. `maps`: (result dim, input dim, times, per) - a result
+    window [a, b) reads [a * times // per, ceil(b * times / per)). A TDMA move of the
+    slice on the LSU (seed 003: op_reshape)."""
+
+    maps: tuple[tuple[int, int, int, int], ...]
+
+    def back_window(self, loops):
+        pairs = [(0, d) for d in self.operands[0]]
+        for out, dim, times, per in self.maps:
+            a, b = loops.dim(out)
+            pairs[dim] = (a * times // per, -(-b * times // per))
+        return (Window.of(pairs),)
+
+    def work(self, shape):
+        return self.transfer(shape, ddr=False)
+
+
+@dataclass(frozen=True)
+class RelabelSlicer(ReshapeSlicer):
+    """Relabel: windows as a Reshape's (`maps`), and no work at all: a relabel runs no
+    kernel, its result is its operand's bytes."""
+
+    def work(self, shape):
+        return Work(Engine.NONE, self.dtype)
+
+
+@dataclass(frozen=True)
+class SliceSlicer(MoveSlicer):
+    """Slice: result index j of a dim reads input index start + j * step (`bounds`: the
+    normalised (start, end, step) per dim)."""
+
+    bounds: tuple[tuple[int, int, int], ...]
+
+    def back_window(self, loops):
+        pairs = []
+        for (start, _, step), (a, b) in zip(self.bounds, loops.pairs(), strict=True):
+            if b <= a:
+                pairs.append((0, 0))
+                continue
+            first, last = start + a * step, start + (b - 1) * step
+            pairs.append((min(first, last), max(first, last) + 1))
+        return (Window.of(pairs),)
+
+
+@dataclass(frozen=True)
+class ConcatSlicer(MoveSlicer):
+    """Concatenate: each operand gives the part of a slice that falls in its range along
+    `axis` (possibly none of it)."""
+
+    axis: int
+
+    def back_window(self, loops):
+        a, b = loops.dim(self.axis)
+        windows, offset = [], 0
+        for shape in self.operands:
+            n = shape[self.axis]
+            lo, hi = min(max(a - offset, 0), n), min(max(b - offset, 0), n)
+            windows.append(loops.replace(self.axis, lo, max(lo, hi)))
+            offset += n
+        return tuple(windows)
+
+
+@dataclass(frozen=True)
+class SplitSlicer(MoveSlicer):
+    """Split: the loop dims are the input's (the results are pieces of it, `sizes` along
+    `axis`); a slice gives each piece its part of the window, None to those it misses."""
+
+    axis: int
+    sizes: tuple[int, ...]
+
+    def result_windows(self, loops):
+        a, b = loops.dim(self.axis)
+        windows, offset = [], 0
+        for n in self.sizes:
+            lo, hi = max(a, offset), min(b, offset + n)
+            windows.append(
+                None if hi <= lo else loops.replace(self.axis, lo - offset, hi - offset)
+            )
+            offset += n
+        return tuple(windows)
+
+    def loops_for(self, results):
+        """The hull of the needed pieces, each placed at its offset along `axis`."""
+        hull, offset = None, 0
+        for n, window in zip(self.sizes, results, strict=True):
+            if window is not None:
+                placed = window.replace(self.axis, window.start[self.axis] + offset,
+                                        window.stop[self.axis] + offset)
+                hull = placed if hull is None else hull.hull(placed)
+            offset += n
+        return hull if hull is not None else Window.whole(self.operands[0])
+
+
+@dataclass(frozen=True)
+class PadSlicer(MoveSlicer):
+    """Pad: with `constant` a slice reads the input under it (none of it when the slice
+    lies in the padding); the other modes mirror or wrap, so a padded dim is read whole.
+    `width`: (begin, end) per dim."""
+
+    width: tuple[tuple[int, int], ...]
+    constant: bool
+
+    def back_window(self, loops):
+        if not self.constant:
+            return super().back_window(loops)
+        pairs = []
+        for (a, b), (before, _), n in zip(loops.pairs(), self.width, self.operands[0],
+                                          strict=True):
+            lo = min(max(a - before, 0), n)
+            pairs.append((lo, max(lo, min(max(b - before, 0), n))))
+        return (Window.of(pairs),)
+
+
+def reshape_groups(
+    in_shape: Sequence[int], out_shape: Sequence[int]
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The dims of a reshape in groups of equal element counts, in order: (input dims,
+    result dims) per group; dims of size 1 are groups of their own (one side empty)."""
+    groups = []
+    i = o = 0
+    while i < len(in_shape) or o < len(out_shape):
+        if i < len(in_shape) and in_shape[i] == 1:
+            groups.append(((i,), ()))
+            i += 1
+            continue
+        if o < len(out_shape) and out_shape[o] == 1:
+            groups.append(((), (o,)))
+            o += 1
+            continue
+        ins, outs = [i], [o]
+        p_in, p_out = in_shape[i], out_shape[o]
+        i, o = i + 1, o + 1
+        while p_in != p_out:
+            if p_in < p_out:
+                p_in *= in_shape[i]
+                ins.append(i)
+                i += 1
+            else:
+                p_out *= out_shape[o]
+                outs.append(o)
+                o += 1
+        groups.append((tuple(ins), tuple(outs)))
+    return groups
 
 
 OPS = [

@@ -13,6 +13,7 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -28,6 +29,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis, upcast
 from tx8c.dialect.types import short_name
+from tx8c.interfaces.oplib import LOW_PRECISION, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -35,6 +37,7 @@ from tx8c.interfaces.shape_inference import (
     moved_axis,
     view_axis_attributes,
 )
+from tx8c.interfaces.sharding import LoopDim, Slicer, slicer_fields
 
 
 def _axis(op: Tx8beOp) -> int:
@@ -132,6 +135,14 @@ class BatchNormInferenceOp(Tx8beOp):
         inv_std = 1 / np.sqrt(param(variance) + np.float32(self.attr("epsilon")))
         return [(x - param(mean)) * (inv_std * param(scale)) + param(offset)]
 
+    # -- slicing (seed 003, BatchNorm's tileShardingSplit): see BatchNormSlicer
+    def slicer(self):
+        axis = _axis(self)
+        shape = self.input_shapes()[0]
+        loops = [LoopDim(d, shard=i == axis, split=i != axis) for i, d in enumerate(shape)]
+        axes = [tuple(range(len(shape))), *[(axis,)] * len(self.PARAMS)]
+        return BatchNormSlicer(**slicer_fields(self, loops, axes), channel_axis=axis)
+
 
 # --------------------------------------------------------------------------------------
 # LayerNorm and RMSNorm
@@ -194,6 +205,15 @@ class _LastDimsNorm(Tx8beOp):
         broadcast against the same trailing dims."""
         return view_axis_attributes(self, view)
 
+    # -- slicing: the normalised dims are whole in every slice (no two-pass form yet);
+    # the rows may be cut freely. The affine operands broadcast to the normalised dims.
+    PASSES: ClassVar[tuple[int, int]] = (0, 0)
+    """(simple passes over a slice, special operations per row)."""
+
+    def slicer(self):
+        arith, row_special = self.PASSES
+        return NormSlicer.over(self, self.reduced_axes(), arith, 0, row_special)
+
 
 @tx8be_op
 class LayerNormOp(_LastDimsNorm):
@@ -210,6 +230,8 @@ class LayerNormOp(_LastDimsNorm):
     name = "tx8be.LayerNorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?", "bias?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale", "bias")
+    PASSES: ClassVar[tuple[int, int]] = (7, 1)
+    """mean, subtract, square, mean, normalise, scale, shift; one rsqrt per row."""
 
     axis = int_attr(-1)
     epsilon = float_attr(1e-5)
@@ -241,6 +263,8 @@ class RMSNormOp(_LastDimsNorm):
     name = "tx8be.RMSNorm"
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale?")
     AFFINE: ClassVar[tuple[str, ...]] = ("scale",)
+    PASSES: ClassVar[tuple[int, int]] = (4, 1)
+    """square, mean, normalise, scale; one rsqrt per row."""
 
     axis = int_attr(-1)
     epsilon = float_attr(1e-6)
@@ -295,6 +319,11 @@ class SoftmaxOp(Tx8beOp):
         """The softmax axis follows its dim."""
         return view_axis_attributes(self, view)
 
+    # -- slicing: the softmax axis is whole in every slice (no two-pass form yet);
+    # max, subtract, sum, divide (simple) and exp (special) over the slice
+    def slicer(self):
+        return NormSlicer.over(self, (_axis(self),), arith=4, special=1, row_special=0)
+
     def compute(self, x):
         (x,) = upcast(x)
         if x.size == 0:  # nothing to normalise (and max() of an empty axis fails)
@@ -302,6 +331,68 @@ class SoftmaxOp(Tx8beOp):
         axis = _axis(self)
         e = np.exp(x - x.max(axis=axis, keepdims=True))
         return [e / e.sum(axis=axis, keepdims=True)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchNormSlicer(Slicer):
+    """Seed 003's BatchNorm: the input is sharded over tiles along C only and split in
+    time along every dim but C, so each tile keeps the parameters of its channels for all
+    its steps: the four 1-D parameters follow the channel loop dim and are never split."""
+
+    channel_axis: int
+
+    def work(self, shape):
+        """Seed 003's flow: variance + epsilon and rsqrt on the C parameters (special),
+        then (x - mean) * inv_std * scale + offset: four passes over the slice."""
+        channels = shape[self.channel_axis]
+        work = ct_work(self.dtype, shape, arith=4)
+        return replace(work, ct_arith=work.ct_arith + channels, ct_special=channels,
+                       flops=work.flops + 2 * channels)
+
+    def imm_bytes(self, shape, config):
+        """Seed 003: a non-fp32 input is converted to fp32 in two scratch buffers of the
+        slice (2 x sizeof(input) in fp32); an fp32 one needs the C factors only."""
+        if self.dtype in LOW_PRECISION:
+            return 2 * self.scratch(shape, "f32", config)
+        return 2 * 4 * shape[self.channel_axis]
+
+
+@dataclass(frozen=True)
+class NormSlicer(Slicer):
+    """A normalisation over the dims `normalised` (whole in every slice: no two-pass form
+    yet) of each row: `arith` simple and `special` special passes over the slice's
+    elements, `row_special` special operations per row (an rsqrt)."""
+
+    normalised: tuple[int, ...]
+    arith: int
+    special: int
+    row_special: int
+
+    @staticmethod
+    def over(op, normalised, arith: int, special: int, row_special: int) -> NormSlicer:
+        shape = op.input_shapes()[0]
+        loops = [LoopDim.whole(d) if i in normalised else LoopDim(d)
+                 for i, d in enumerate(shape)]
+        return NormSlicer(**slicer_fields(op, loops), normalised=tuple(normalised),
+                          arith=arith, special=special, row_special=row_special)
+
+    def rows(self, shape) -> int:
+        return volume(shape) // max(1, volume(shape[d] for d in self.normalised))
+
+    def work(self, shape):
+        work = ct_work(self.dtype, shape, arith=self.arith, special=self.special)
+        extra = self.row_special * self.rows(shape)
+        return replace(work, ct_special=work.ct_special + extra, flops=work.flops + extra)
+
+    def imm_bytes(self, shape, config):
+        """Two fp32 statistics per row, and an fp32 copy of a low-precision slice."""
+        copy = self.scratch(shape, "f32", config) if self.dtype in LOW_PRECISION else 0
+        return copy + 2 * 4 * self.rows(shape)
 
 
 OPS = [BatchNormInferenceOp, LayerNormOp, RMSNormOp, SoftmaxOp]

@@ -13,6 +13,7 @@ Low-precision floats (f16, bf16) are computed in fp32 and rounded to the result 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -34,6 +35,7 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import normalize_axis, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     fit_to_same_rank_operands,
@@ -41,6 +43,7 @@ from tx8c.interfaces.shape_inference import (
     moved_axis,
     result_shape,
 )
+from tx8c.interfaces.sharding import Combine, LoopDim, Slicer, Window, slicer_fields
 
 # --------------------------------------------------------------------------------------
 # Reduce
@@ -145,6 +148,43 @@ class ReduceOp(Tx8beOp):
             return {}
         return {"axes": tuple(view.axis(a) for a in self.reduced_axes())}
 
+    # -- slicing: loop dims are the result's, then one per reduced axis; partial results
+    # over pieces of a reduced axis combine like the mode (a mean is a sum of partial
+    # sums each divided by the whole count).
+    COMBINE: ClassVar[dict[str, Combine]] = {
+        "sum": Combine.SUM, "mean": Combine.SUM, "max": Combine.MAX, "min": Combine.MIN,
+        "prod": Combine.PROD,
+    }
+
+    def slicer(self):
+        shape = self.input_shapes()[0]
+        result = tuple(self.results[0].type.get_shape())
+        reduced = self.reduced_axes()
+        combine = self.COMBINE[self.attr("mode")]
+        loops = [
+            *(LoopDim(d) for d in result),
+            *(LoopDim(shape[a], combine) for a in reduced),
+        ]
+        axes, kept = [], 0
+        for i in range(len(shape)):
+            if i in reduced:
+                axes.append(len(result) + reduced.index(i))
+                kept += bool(self.attr("keepdims"))
+            else:
+                axes.append(kept)
+                kept += 1
+        return ReduceSlicer(**slicer_fields(self, loops, [tuple(axes)]))
+
+    def compute_slice(self, loops, operands):
+        (out,) = self.compute(*operands)
+        if self.attr("mode") == "mean":  # partial sums of the whole mean
+            (x,) = operands
+            piece = volume(x.shape[a] for a in self.reduced_axes())
+            whole = volume(self.input_shapes()[0][a] for a in self.reduced_axes())
+            if piece != whole:
+                out = (out.astype(np.float32) * np.float32(piece / whole)).astype(out.dtype)
+        return [out]
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
         mode = self.attr("mode")
@@ -154,6 +194,11 @@ class ReduceOp(Tx8beOp):
         if mode in ("max", "min"):  # the identity, so an empty reduction is -inf / +inf
             kwargs["initial"] = _lowest(x.dtype) if mode == "max" else _highest(x.dtype)
         return [np.asarray(_REDUCERS[mode](x, **kwargs))]
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    """Float sums accumulate in float64 (order-independent once rounded back)."""
+    return np.dtype(np.float64) if dtype.kind == "f" else dtype
 
 
 def _lowest(dtype: np.dtype):
@@ -357,6 +402,41 @@ class PoolOp(Tx8beOp):
         permuted = "".join(fmt[p] for p in perm) if len(perm) == len(fmt) else ""
         return {"data_format": permuted} if permuted in _DATA_FORMATS[len(fmt)] else None
 
+    # -- slicing: loop dims are the result's; a slice of output rows reads the input rows
+    # under its windows (a halo), clamped at the borders; the kernel adds the declared
+    # padding its border rows need (and what ceil mode reaches beyond it). A global pool
+    # reads its spatial dims whole.
+    def slicer(self):
+        rank = self.operands[0].type.get_num_dims()
+        spatial = self.spatial_axes()
+        global_pool = self.attr("global_pool")
+        axes = tuple(None if global_pool and a in spatial else a for a in range(rank))
+        n = self.spatial_rank()
+        taps = (volume(self.input_shapes()[0][a] for a in spatial) if global_pool
+                else volume(self.attr("kernel")))
+        return PoolSlicer(
+            **slicer_fields(self, axes=[axes]), spatial=spatial, global_pool=global_pool,
+            kernel=tuple(self.attr("kernel") or (1,) * n), strides=self.window("strides"),
+            dilations=self.window("dilations"), pads=self.window("pads"), taps=taps,
+            average=self.attr("mode") == "avg",
+        )
+
+    def compute_slice(self, loops, operands):
+        if self.attr("global_pool"):
+            return self.compute(*operands)
+        (x,) = upcast(*operands)
+        channels_last = not self.spatial_format().startswith("NC")
+        if channels_last:
+            x = np.moveaxis(x, -1, 1)
+        slicer = self.slicer()
+        spans = [slicer.input_span(i, loops.dim(a)) for i, a in enumerate(slicer.spatial)]
+        pads = tuple(s[2] for s in spans) + tuple(s[3] for s in spans)
+        out_size = tuple(loops.shape[a] for a in self.spatial_axes())
+        out = self._pool_channels_first(np.ascontiguousarray(x), out_size, pads)
+        if channels_last:
+            out = np.moveaxis(out, 1, -1)
+        return [np.ascontiguousarray(out)]
+
     # -- compute -------------------------------------------------------------------------
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         (x,) = upcast(x)
@@ -364,32 +444,45 @@ class PoolOp(Tx8beOp):
         if channels_last:  # to channels first: N, C, spatial...
             x = np.moveaxis(x, -1, 1)
         if self.attr("global_pool"):
-            reduce = np.max if self.attr("mode") == "max" else np.mean
-            out = reduce(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+            spatial = tuple(range(2, x.ndim))
+            if self.attr("mode") == "max":
+                out = np.max(x, axis=spatial, keepdims=True)
+            else:  # float64 mean: the same float32 for any slice of N and C
+                out = np.mean(x, axis=spatial, keepdims=True, dtype=_sum_dtype(x.dtype))
+                out = out.astype(x.dtype)
         else:
             out = self._pool_channels_first(x)
         if channels_last:
             out = np.moveaxis(out, 1, -1)
         return [np.ascontiguousarray(out)]
 
-    def _pool_channels_first(self, x: np.ndarray) -> np.ndarray:
+    def _pool_channels_first(
+        self, x: np.ndarray, out_size: tuple[int, ...] | None = None,
+        pads: tuple[int, ...] | None = None,
+    ) -> np.ndarray:
         """Windowed pooling of an N, C, spatial... array (pads, strides, dilations, ceil
-        mode)."""
-        out_size = self.output_spatial(x.shape[2:])
+        mode); a slice gives its own output size and the pads its border rows need."""
+        if out_size is None:
+            out_size = self.output_spatial(x.shape[2:])
         window_axes = tuple(range(-len(out_size), 0))
         if self.attr("mode") == "max":
             low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-            return self._windows(x, out_size, low).max(axis=window_axes)
-        sums = self._windows(x, out_size, 0).sum(axis=window_axes, dtype=x.dtype)
+            return self._windows(x, out_size, low, pads=pads).max(axis=window_axes)
+        # float64 sums round to the same float32 whatever the summation order numpy picks
+        # for a window view of this shape, so a slice computes what the whole does
+        windows = self._windows(x, out_size, 0, pads=pads)
+        sums = windows.sum(axis=window_axes, dtype=_sum_dtype(x.dtype)).astype(x.dtype)
         # Which positions count towards the divisor: the real elements, or with
         # count_include_pad also the declared padding (never what ceil mode adds beyond it).
         counted = np.ones(x.shape[2:], x.dtype)
         fill = 1 if self.attr("count_include_pad") else 0
-        counts = self._windows(counted, out_size, 0, pad_fill=fill).sum(axis=window_axes)
+        counts = self._windows(counted, out_size, 0, pad_fill=fill, pads=pads).sum(
+            axis=window_axes
+        )
         return sums / counts
 
     def _windows(
-        self, x: np.ndarray, out_size: tuple[int, ...], fill, pad_fill=None
+        self, x: np.ndarray, out_size: tuple[int, ...], fill, pad_fill=None, pads=None
     ) -> np.ndarray:
         """Every pooling window of the last n axes (n spatial dims): shape
         (..., *out_size, *kernel).
@@ -399,7 +492,8 @@ class PoolOp(Tx8beOp):
         """
         n = len(out_size)
         kernel, strides = self.attr("kernel"), self.window("strides")
-        pads, dilations = self.window("pads"), self.window("dilations")
+        dilations = self.window("dilations")
+        pads = self.window("pads") if pads is None else pads
         pad_fill = fill if pad_fill is None else pad_fill
         lead = [(0, 0)] * (x.ndim - n)
         declared = [(pads[i], pads[i + n]) for i in range(n)]
@@ -416,6 +510,70 @@ class PoolOp(Tx8beOp):
         taps = tuple(slice(None, None, d) for d in dilations)
         windows = windows[(..., *steps, *taps)]
         return windows[(..., *(slice(0, o) for o in out_size), *(slice(None),) * n)]
+
+
+# --------------------------------------------------------------------------------------
+# Slicing
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReduceSlicer(Slicer):
+    """Reduce's loop dims: the result's, then one per reduced axis; partial results over
+    pieces of a reduced axis combine like the mode (a mean is the sum of partial sums each
+    divided by the whole count). One reduction pass over the elements read."""
+
+    def imm_bytes(self, shape, config):
+        """An fp32 accumulator of the slice's results."""
+        return self.scratch(shape[: self.num_outputs], "f32", config)
+
+
+@dataclass(frozen=True)
+class PoolSlicer(Slicer):
+    """Pool's loop dims are the result's; a slice of output rows reads the input rows
+    under its windows (a halo), clamped at the borders; the kernel adds the declared
+    padding its border rows need (and what ceil mode reaches beyond it). A global pool
+    reads its spatial dims whole."""
+
+    spatial: tuple[int, ...]
+    global_pool: bool
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pads: tuple[int, ...]
+    taps: int
+    average: bool
+
+    def input_span(self, axis: int, out: tuple[int, int]) -> tuple[int, int, int, int]:
+        """For output rows [a, b) of spatial axis `axis` (index into `spatial`): the
+        input rows read [lo, hi) and the declared padding rows before and after them."""
+        n = len(self.spatial)
+        size = self.operands[0][self.spatial[axis]]
+        first = out[0] * self.strides[axis] - self.pads[axis]
+        end = ((out[1] - 1) * self.strides[axis] - self.pads[axis]
+               + (self.kernel[axis] - 1) * self.dilations[axis] + 1)
+        lo = min(max(first, 0), size)
+        hi = max(min(end, size), lo)
+        before = max(0, min(0, end) - first)
+        after = max(0, min(end, size + self.pads[axis + n]) - max(first, size))
+        return lo, hi, before, after
+
+    def back_window(self, loops):
+        if self.global_pool:
+            return super().back_window(loops)
+        pairs = loops.pairs()
+        for i, a in enumerate(self.spatial):
+            pairs[a] = self.input_span(i, loops.dim(a))[:2]
+        return (Window.of(pairs),)
+
+    def work(self, shape):
+        """One pass per kernel tap over the slice's outputs (a division per output for
+        "avg")."""
+        return ct_work(self.dtype, shape, arith=self.taps, special=int(self.average))
+
+    def imm_bytes(self, shape, config):
+        """"avg" keeps the window counts of the slice's outputs in fp32."""
+        return self.scratch(shape, "f32", config) if self.average else 0
 
 
 OPS = [ReduceOp, PoolOp]

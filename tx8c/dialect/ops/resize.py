@@ -19,6 +19,7 @@ its edge (or, with `exclude_outside`, get weight 0 and the others are renormalis
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -40,12 +41,14 @@ from tx8c.dialect.base import (
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
     keep_operand_layout,
     permute_per_dim,
 )
+from tx8c.interfaces.sharding import Slicer, Window, compute_embedded, slicer_fields
 
 _MODES = ("nearest", "bilinear", "bicubic")
 _SPATIAL_MODES = ("bilinear", "bicubic")
@@ -330,6 +333,42 @@ class ResizeOp(Tx8beOp):
             out = self._extrapolate(out, x.shape, axes)
         return [out]
 
+    # -- slicing: loop dims are the result's; a slice of output indices along an axis
+    # reads the input indices its source coordinates touch (nearest: the picked index;
+    # bilinear: the two taps; bicubic: the four), clamped to the input.
+    def _interpolated_axes(self) -> tuple[int, ...]:
+        rank = self.operands[0].type.get_num_dims()
+        return tuple(range(rank)) if self.attr("mode") == "nearest" else self._spatial_axes()
+
+    def _source_indices(self, axis: int) -> np.ndarray:
+        """For every output index along `axis`, the input indices it reads (columns)."""
+        n_in = self.input_shapes()[0][axis]
+        coords = self._coordinates(axis, n_in)
+        mode = self.attr("mode")
+        if mode == "nearest":
+            return nearest_indices(coords, n_in, self.attr("nearest_mode"))[:, None]
+        if mode == "bilinear":
+            low, high, _ = linear_taps(coords, n_in)
+            return np.stack([low, high], axis=1)
+        index, _ = cubic_taps(coords, n_in, self.attr("cubic_coeff_a"),
+                              self.attr("exclude_outside"))
+        return index
+
+    def slicer(self):
+        reads = []
+        for axis in range(self.operands[0].type.get_num_dims()):
+            if axis in self._interpolated_axes():
+                taps = self._source_indices(axis)
+                reads.append((tuple(int(v) for v in taps.min(axis=1)),
+                              tuple(int(v) + 1 for v in taps.max(axis=1))))
+            else:
+                reads.append(None)
+        return ResizeSlicer(**slicer_fields(self), reads=tuple(reads),
+                            taps={"nearest": 1, "bilinear": 4, "bicubic": 16}[self.attr("mode")])
+
+    def compute_slice(self, loops, operands):
+        return compute_embedded(self, loops, operands)
+
     def _scale(self, axis: int) -> float | None:
         scales = self.attr("scales")
         return None if scales is None else scales[axis]
@@ -383,6 +422,37 @@ class ResizeOp(Tx8beOp):
             outside |= along.reshape([-1 if a == axis else 1 for a in range(out.ndim)])
         value = np.asarray(self.attr("extrapolation_value")).astype(out.dtype)
         return np.where(outside, value, out)
+
+
+@dataclass(frozen=True)
+class ResizeSlicer(Slicer):
+    """Resize's loop dims are the result's; along an interpolated axis output index j
+    reads input indices [reads[axis][0][j], reads[axis][1][j]) (nearest: the picked
+    index; bilinear: two taps; bicubic: four, clamped to the input); source coordinates
+    grow with j, so a window [a, b) reads [first[a], end[b - 1]). Other axes follow."""
+
+    reads: tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, ...]
+    taps: int
+
+    def back_window(self, loops):
+        pairs = loops.pairs()
+        for axis, read in enumerate(self.reads):
+            a, b = loops.dim(axis)
+            if read is not None:
+                pairs[axis] = (read[0][a], read[1][b - 1]) if b > a else (0, 0)
+        return (Window.of(pairs),)
+
+    def work(self, shape):
+        """A weighted sum of the taps per output: 1 (nearest), 4 (bilinear) or 16
+        (bicubic) passes over the slice."""
+        return ct_work(self.dtype, shape, arith=self.taps,
+                       flops=2 * self.taps * volume(shape))
+
+    def imm_bytes(self, shape, config):
+        """The tap indices and weights of the slice's output rows and columns (int32 and
+        fp32 per tap along each interpolated axis)."""
+        lines = sum(shape[a] for a, read in enumerate(self.reads) if read is not None)
+        return lines * {1: 1, 4: 2, 16: 4}[self.taps] * 8
 
 
 OPS = [ResizeOp]

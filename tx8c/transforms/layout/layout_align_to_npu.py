@@ -49,7 +49,7 @@ Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
    the Slice rule live in the op classes).
 6. A BOTH op whose result rank is not 2 or 4 is NALIGN: seed 000 says odd ranks (1, 3)
    because "Cx needs rank 2 or 4"; we apply that reason, so rank 0 and >= 5 too. A
-   relabel (`is_relabel()`: runs no kernel) is exempt. layout-normalize-rank, before this
+   relabel (the `Relabel` trait: it runs no kernel) is exempt. layout-normalize-rank, before this
    pass, gives most odd-rank ops a rank-4 view, so few reach this rule.
    Decision: this rule is for BOTH ops only. An ALIGN-only op of odd rank (Gemm on
    [1, seq, hidden], Reduce to rank 1) stays ALIGN: its kernel supports nothing else, and
@@ -105,7 +105,7 @@ Cost: building the problem, greedy and rewriting are O(ops + uses), no recursion
 cut has at most ops + 2 * values nodes and O(uses) edges (Dinic's algorithm in scipy).
 
 Op knowledge comes from the op classes (`query_op_attr`, OpLib's `follows_operand`,
-`is_relabel` and `reads_other_family` for the converter's reading rule, ShapeInference's
+and `reads_other_family` for the converter's reading rule, the `Relabel` trait, ShapeInference's
 `element_map` for what a movement op moves; the byte layouts decide the rest:
 `tx8c.dialect.relabel`);
 the only op class named here is ChannelNorm, the op this pass creates. The skeleton
@@ -134,6 +134,7 @@ from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import input_layouts, is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.dialect.relabel import families_agree, moved_bytes
+from tx8c.interfaces.traits import Relabel
 from tx8c.target.mem_layout import byte_size
 
 CX_RANKS = (2, 4)
@@ -250,7 +251,7 @@ class _Builder:
         if mode in (AlignMode.ALIGN, AlignMode.NALIGN):
             return _side(mode)
         rank = op.results[0].type.get_num_dims() if op.results else None
-        if rank is not None and rank not in CX_RANKS and not op.is_relabel():
+        if rank is not None and rank not in CX_RANKS and not op.has_trait(Relabel):
             return NALIGN_SIDE
         followed = _followed_operand(op)
         if followed is not None and not self._is_compile_time_value(followed):
@@ -259,7 +260,7 @@ class _Builder:
 
     def _add_moves(self, op: Operation, node: int) -> None:
         """What a Reshape/Transpose moves in each family (0 where it is a relabel)."""
-        if not isinstance(op, Tx8beOp) or op.is_relabel():
+        if not isinstance(op, Tx8beOp) or op.has_trait(Relabel):
             return
         m = op.element_map()
         if m is None:

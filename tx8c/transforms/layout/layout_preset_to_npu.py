@@ -106,7 +106,6 @@ bilinear/bicubic Resize runs NHWC through its `data_format`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,7 +130,6 @@ from tx8c.dialect.layout import (
 )
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.movement import ReshapeOp, TransposeOp
-from tx8c.dialect.types import to_numpy_dtype
 from tx8c.interfaces.shape_inference import (
     broadcast_arranged_shape,
     data_operand_indices,
@@ -141,6 +139,7 @@ from tx8c.interfaces.shape_inference import (
     shape_of,
     unchanged_by,
 )
+from tx8c.ir_utils import logical_bytes
 
 PRESET = SOURCE
 """Node of everything that runs on the NPU's arrangement (the source of the cut)."""
@@ -227,16 +226,6 @@ def moves_data(shape: tuple[int, ...], current: Arrangement, target: Arrangement
     if len(shape) < RANK:  # broadcast values are only ever converted from the original
         return not keeps_element_order(shape, target)
     return not keeps_element_order(arranged_shape(shape, current), relative(current, target))
-
-
-def nbytes(value: SSAValue, shape: tuple[int, ...]) -> int:
-    """Bytes of a value of `shape`: element count x itemsize."""
-    return math.prod(shape) * _itemsize(value.type.get_element_type())
-
-
-@lru_cache(maxsize=64)
-def _itemsize(element_type: Attribute) -> int:
-    return to_numpy_dtype(element_type).itemsize
 
 
 @lru_cache(maxsize=4096)
@@ -504,7 +493,7 @@ class _Builder:
             self.input_layouts[value.index] if isinstance(value, BlockArgument)
             else value_layout(value)
         )
-        size = 0 if compile_time else nbytes(value, shape)
+        size = 0 if compile_time else logical_bytes(value)
         self.problem.roots[value] = Root(value, shape, node, alt, size, compile_time, layout)
 
     def _add_view(self, op: TransposeOp) -> None:

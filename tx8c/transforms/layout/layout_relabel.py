@@ -7,8 +7,8 @@ that family (`tx8c.dialect.relabel.relabel_families`, decided from the address
 functions) moves nothing: it is replaced by a `tx8be.Relabel` of the same map, with the
 same layout_str and dev_info. Every compact Reshape is one (compact layouts are
 row-major); an aligned one is when the channel blocks line up (`[1,128,768]` ->
-`[1,1,128,768]`). So after this pass the backend asks one question of an op, `is_relabel()`
-(OpLib), and every Reshape or Transpose left really moves bytes.
+`[1,1,128,768]`). So after this pass the backend asks one question of an op, the `Relabel`
+trait (`tx8c.interfaces.traits`), and every Reshape or Transpose left really moves bytes.
 
 This runs after layout-align-opt, last in the layout stage: layout-normalize-rank made
 the relabels whose family did not matter, layout-align-to-npu priced each movement op at
@@ -37,6 +37,7 @@ from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.ops.movement import RelabelOp, ReshapeOp, TransposeOp
 from tx8c.dialect.relabel import moved_bytes
+from tx8c.interfaces.traits import Relabel
 
 
 @dataclass
@@ -56,7 +57,7 @@ def _family(op: Tx8beOp) -> bool | None:
 
 def relabel_block(block: Block, stats: RelabelStats) -> None:
     for op in list(block.ops):
-        if not isinstance(op, Tx8beOp) or op.is_relabel() or _family(op) is None:
+        if not isinstance(op, Tx8beOp) or op.has_trait(Relabel) or _family(op) is None:
             continue
         m = op.element_map()
         if m is None:

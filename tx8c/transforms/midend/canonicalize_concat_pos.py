@@ -49,7 +49,7 @@ from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.elementwise import BinaryOp, UnaryOp
 from tx8c.dialect.ops.movement import ConcatenateOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp
-from tx8c.transforms.midend.parallel_combiner import (
+from tx8c.ir_utils import (
     aligned_along,
     constant_array,
     erase_dead_constants,
@@ -87,13 +87,9 @@ class Pieces:
         return [np.take(array, range(lo, hi), axis=axis) for lo, hi in self.bounds]
 
 
-def _with_operand(op: Tx8beOp, index: int, value: SSAValue, replacements=None):
-    """`op` rebuilt with operand `index` set to `value` (and others from `replacements`)."""
-    operands = list(op.operands)
-    operands[index] = value
-    for i, new in (replacements or {}).items():
-        operands[i] = new
-    return rebuilt(op, operands)
+def _on_piece(op: Tx8beOp, replacements: dict[int, SSAValue]) -> Operation:
+    """`op` rebuilt with the operands at the indices of `replacements` replaced."""
+    return rebuilt(op, [replacements.get(i, v) for i, v in enumerate(op.operands)])
 
 
 def _constant_pieces(arrays: list[np.ndarray]) -> list[ConstantOp]:
@@ -101,7 +97,7 @@ def _constant_pieces(arrays: list[np.ndarray]) -> list[ConstantOp]:
 
 
 def unary_builder(op: UnaryOp, pieces: Pieces) -> PieceBuilder:
-    return lambda i, value: [_with_operand(op, 0, value)]
+    return lambda i, value: [_on_piece(op, {0: value})]
 
 
 def binary_builder(op: BinaryOp, pieces: Pieces, concat: SSAValue) -> PieceBuilder | None:
@@ -116,10 +112,10 @@ def binary_builder(op: BinaryOp, pieces: Pieces, concat: SSAValue) -> PieceBuild
         return None  # the constant broadcasts the Concat to a bigger shape
     const_axis = pieces.axis - (len(out_shape) - constant.ndim)
     if const_axis < 0 or constant.shape[const_axis] == 1:
-        return lambda i, value: [_with_operand(op, index, value)]
+        return lambda i, value: [_on_piece(op, {index: value})]
     consts = _constant_pieces(pieces.cut(constant, const_axis))
     return lambda i, value: [
-        consts[i], _with_operand(op, index, value, {1 - index: consts[i].results[0]})
+        consts[i], _on_piece(op, {index: value, 1 - index: consts[i].results[0]})
     ]
 
 
@@ -128,14 +124,14 @@ def batch_norm_builder(op: BatchNormInferenceOp, pieces: Pieces) -> PieceBuilder
     rank = len(shape_of(op.results[0]))
     axis = op.attr("axis") % rank
     if axis != pieces.axis:
-        return lambda i, value: [_with_operand(op, 0, value)]
+        return lambda i, value: [_on_piece(op, {0: value})]
     params = [constant_array(v) for v in op.operands[1:]]
     if any(p is None for p in params):
         return None
     cut = [_constant_pieces(pieces.cut(p, 0)) for p in params]
     return lambda i, value: [
         *(c[i] for c in cut),
-        _with_operand(op, 0, value, {j + 1: c[i].results[0] for j, c in enumerate(cut)}),
+        _on_piece(op, {0: value, **{j + 1: c[i].results[0] for j, c in enumerate(cut)}}),
     ]
 
 

@@ -46,55 +46,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Commutative
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.ops._util import upcast
 from tx8c.dialect.ops.backend import ConstantOp
-from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
+from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import AddOp, MulOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.types import to_numpy_dtype
 from tx8c.errors import Tx8Error
-from tx8c.transforms.midend.fold_constant import defining_constant, erase_if_unused
+from tx8c.ir_utils import defining_constant, erase_dead_constants, rebuilt, shape_of
 
 BIAS_MODES = ("split", "fuse")
-BIAS_OPS = (ConvOp, GemmOp)
-"""The ops with a `bias` operand that is added after the product."""
-
-
-# --------------------------------------------------------------------------------------
-# What a bias is, per op: the addend that broadcasts like it, and back
-# --------------------------------------------------------------------------------------
-
-
-def _conv_channel_axis(conv: ConvOp) -> int:
-    return 1 if conv.attr("data_format") == "NCHW" else 3
-
-
-def bias_addend_shape(op: Tx8beOp, bias_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape the bias takes as the second operand of an Add with the op's result.
-
-    Conv: the bias [C] along the channel axis, right-aligned (ExpandBiasToMatchAxis):
-    [C, 1, 1] in NCHW, [C] in NHWC. Gemm: the bias already broadcasts to the result.
-    """
-    if isinstance(op, ConvOp):
-        return (*bias_shape, *([1] * (3 - _conv_channel_axis(op))))
-    return bias_shape
-
-
-def bias_from_addend(op: Tx8beOp, addend: np.ndarray) -> np.ndarray | None:
-    """The bias operand equal to adding `addend` to the op's result; None if none is."""
-    out_shape = tuple(op.results[0].type.get_shape())
-    if np.broadcast_shapes(addend.shape, out_shape) != out_shape:
-        return None
-    if not isinstance(op, ConvOp):
-        return addend
-    axis = _conv_channel_axis(op)
-    padded = addend.reshape((1,) * (len(out_shape) - addend.ndim) + addend.shape)
-    if any(d != 1 for i, d in enumerate(padded.shape) if i != axis):
-        return None  # varies along a non-channel dim: not a bias
-    channels = out_shape[axis]
-    return np.ascontiguousarray(np.broadcast_to(padded.reshape(-1), (channels,)))
 
 
 # --------------------------------------------------------------------------------------
@@ -106,41 +70,37 @@ def _insert(ops: list[Operation], before: Operation) -> None:
     Rewriter.insert_op(ops, InsertPoint.before(before))
 
 
-def _gemm_beta(op: Tx8beOp) -> float:
-    return op.attr("beta") if isinstance(op, GemmOp) else 1.0
-
-
-def _constant_addend(op: Tx8beOp, bias: ConstantOp) -> ConstantOp:
+def _constant_addend(op: ProductOp, bias: ConstantOp) -> ConstantOp:
     """The addend of a constant bias: reshaped, times beta as Gemm's compute does it."""
     value = bias.attr("value")
-    beta = _gemm_beta(op)
+    beta = op.bias_scale()
     if beta != 1.0:
         (scaled,) = upcast(value)
         value = (np.float32(beta) * scaled).astype(value.dtype)
-    shape = bias_addend_shape(op, value.shape)
+    shape = op.bias_addend_shape(value.shape)
     return ConstantOp.from_array(value.reshape(shape))
 
 
-def _computed_addend(op: Tx8beOp, bias: SSAValue) -> list[Operation]:
+def _computed_addend(op: ProductOp, bias: SSAValue) -> list[Operation]:
     """Ops that turn a non-constant bias into the addend (the last one's result)."""
     ops: list[Operation] = []
-    beta = _gemm_beta(op)
+    beta = op.bias_scale()
     if beta != 1.0:
         dtype = to_numpy_dtype(bias.type.get_element_type())
         scale = ConstantOp.from_array(np.asarray(beta).astype(dtype))
         ops += [scale, MulOp.make([bias, scale.results[0]])]
         bias = ops[-1].results[0]
-    bias_shape = tuple(bias.type.get_shape())
-    shape = bias_addend_shape(op, bias_shape)
+    bias_shape = shape_of(bias)
+    shape = op.bias_addend_shape(bias_shape)
     if shape != bias_shape:
         ops.append(ReshapeOp.make([bias], shape=shape))
     return ops
 
 
-def _addend_ops(op: Tx8beOp, bias: SSAValue) -> list[Operation]:
+def _addend_ops(op: ProductOp, bias: SSAValue) -> list[Operation]:
     """Ops whose last result is the addend; none when the bias already is the addend."""
-    bias_shape = tuple(bias.type.get_shape())
-    if _gemm_beta(op) == 1.0 and bias_addend_shape(op, bias_shape) == bias_shape:
+    bias_shape = shape_of(bias)
+    if op.bias_scale() == 1.0 and op.bias_addend_shape(bias_shape) == bias_shape:
         return []
     constant = defining_constant(bias)
     if constant is not None:
@@ -148,22 +108,16 @@ def _addend_ops(op: Tx8beOp, bias: SSAValue) -> list[Operation]:
     return _computed_addend(op, bias)
 
 
-def split_bias(op: Tx8beOp) -> None:
+def split_bias(op: ProductOp) -> None:
     """Rewrite `op(a, b, bias)` as `Add(op(a, b), addend)`."""
     bias = op.operand_named("bias")
     addend_ops = _addend_ops(op, bias)
     addend = addend_ops[-1].results[0] if addend_ops else bias
-    attributes = {k: v for k, v in op.attributes.items() if k != "beta"}  # back to 1.0
-    product = type(op).create(
-        operands=list(op.operands[:2]), result_types=list(op.result_types),
-        attributes=attributes,
-    )
+    product = rebuilt(op, op.operands[:2], **op.unscaled_bias_attrs())
     add = AddOp.make([product.results[0], addend])
     _insert([*addend_ops, product], op)
     Rewriter.replace_op(op, add)
-    constant = defining_constant(bias)
-    if constant is not None:
-        erase_if_unused([constant])
+    erase_dead_constants([bias])
 
 
 def constant_second(op: Tx8beOp) -> None:
@@ -178,12 +132,12 @@ def constant_second(op: Tx8beOp) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _fusable_product(add: AddOp) -> tuple[Tx8beOp, ConstantOp] | None:
+def _fusable_product(add: AddOp) -> tuple[ProductOp, ConstantOp] | None:
     """The bias-free Conv/Gemm and the Constant of `add`, when it is a bias-add of it."""
     for product_value, other in (add.operands, reversed(add.operands)):
         product, constant = product_value.owner, defining_constant(other)
         if (
-            isinstance(product, BIAS_OPS)
+            isinstance(product, ProductOp)
             and constant is not None
             and product.operand_named("bias") is None
             and product_value.has_one_use()
@@ -200,21 +154,17 @@ def fuse_bias(add: AddOp) -> None:
         return
     product, constant = found
     value = constant.attr("value")
-    bias = bias_from_addend(product, value)
+    bias = product.bias_from_addend(value, shape_of(product.results[0]))
     if bias is None:
         return
     # the constant dominates the Add, where the fused op goes: reuse it when it fits
     new_constants = [] if bias.shape == value.shape else [ConstantOp.from_array(bias)]
     bias_value = (new_constants or [constant])[0].results[0]
-    attributes = {k: v for k, v in product.attributes.items() if k != "beta"}
-    fused = type(product).create(
-        operands=[*product.operands, bias_value],
-        result_types=list(product.result_types), attributes=attributes,
-    )
+    fused = rebuilt(product, [*product.operands, bias_value], **product.unscaled_bias_attrs())
     _insert(new_constants, add)
     Rewriter.replace_op(add, fused)
     Rewriter.erase_op(product)
-    erase_if_unused([constant])
+    erase_dead_constants([constant.results[0]])
 
 
 # --------------------------------------------------------------------------------------
@@ -228,9 +178,9 @@ def canonicalize_ops(module: ModuleOp, bias_mode: str = "split") -> None:
         if op.parent is None:  # erased by an earlier rewrite
             continue
         if bias_mode == "split":
-            if isinstance(op, BIAS_OPS) and op.operand_named("bias") is not None:
+            if isinstance(op, ProductOp) and op.operand_named("bias") is not None:
                 split_bias(op)
-            elif getattr(op, "COMMUTATIVE", False):  # put the constant second
+            elif op.has_trait(Commutative):  # put the constant second
                 constant_second(op)
         elif isinstance(op, AddOp):
             fuse_bias(op)

@@ -13,8 +13,8 @@ none. A group combines only with at least `min-num-branches` (default 3) such Co
 
 Guarantees: the same results (each output channel is the same sum as before); the
 element-wise ops that follow every branch alike are combined too (a per-channel Add right
-after bias-free Convs becomes the wide Conv's bias), see `parallel_combiner`. Weights that
-no op uses any more are erased.
+after bias-free Convs becomes the wide Conv's bias), see `tx8c.analysis.parallel_combiner`.
+Weights that no op uses any more are erased.
 
 Departures from the seed: none in what combines (TVM's combiner also requires equal
 arguments except the number of output channels, and groups = 1); the element-wise ops
@@ -30,29 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.analysis.parallel_combiner import BranchKind, combine_parallel
 from tx8c.dialect.ops.conv_gemm import ConvOp
 from tx8c.dialect.types import short_name
-from tx8c.transforms.midend.parallel_combiner import (
-    BranchKind,
-    combine_parallel,
-    constant_array,
-    is_constant,
-    per_channel,
-    rebuilt,
-)
-
-OUT_CHANNEL_AXIS_OF_WEIGHT = {"OIHW": 0, "HWOI": 2}
-CHANNEL_AXIS_OF_DATA = {"NCHW": 1, "NHWC": 3}
-
-
-def kernel_size(op: ConvOp) -> tuple[int, int]:
-    """(kh, kw) of the op's weight, whatever its format."""
-    geometry = op.geometry()
-    return geometry.kh, geometry.kw
+from tx8c.ir_utils import constant_array, is_constant
 
 
 class ConvBranches(BranchKind):
@@ -68,35 +51,13 @@ class ConvBranches(BranchKind):
             return None
         return (
             op.attr("strides"), op.attr("pads"), op.attr("dilations"),
-            op.attr("data_format"), op.attr("weight_format"), kernel_size(op),
+            op.attr("data_format"), op.attr("weight_format"), op.kernel_size(),
             short_name(weight.type.get_element_type()), bias is not None,
         )
 
-    def output_axis(self, op: ConvOp) -> int:
-        return CHANNEL_AXIS_OF_DATA[op.attr("data_format")]
-
-    def has_bias(self, op: ConvOp) -> bool:
-        return op.operand_named("bias") is not None
-
-    def bias_from(
-        self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
-    ) -> np.ndarray | None:
-        """A Conv bias is a [C_out] vector: only a per-channel constant fits."""
-        return per_channel(constant, wide_shape, axis)
-
-    def widen(self, group: Sequence[ConvOp], bias: np.ndarray | None) -> list[Operation]:
-        first = group[0]
-        weights = np.concatenate(
-            [constant_array(op.operand_named("weight")) for op in group],
-            axis=OUT_CHANNEL_AXIS_OF_WEIGHT[first.attr("weight_format")],
-        )
-        if self.has_bias(first):
-            bias = np.concatenate([constant_array(op.operand_named("bias")) for op in group])
-        constants = [ConstantOp.from_array(weights)]
-        if bias is not None:
-            constants.append(ConstantOp.from_array(bias))
-        operands = [first.operands[0], *(c.results[0] for c in constants)]
-        return [*constants, rebuilt(first, operands)]
+    def stacked_bias(self, group: Sequence[ConvOp]) -> np.ndarray:
+        """[C_out] vectors, one after the other."""
+        return np.concatenate([constant_array(op.operand_named("bias")) for op in group])
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ Guarantees: the same results (each output element is the same dot product as bef
 to the order a matmul library sums in); the element-wise ops that follow every branch alike
 (the bias Add the importer writes after MatMul, activations, ...) are combined too, and a
 bias Add right after bias-free Gemms becomes the wide Gemm's bias (with beta = 1), see
-`parallel_combiner`. Weights that no op uses any more are erased.
+`tx8c.analysis.parallel_combiner`. Weights that no op uses any more are erased.
 
 Departures from the seed: the seed's dense has a 2-D weight and no transposes; here any
 Gemm with a constant `b` qualifies (batched `b` included), because its output axis N is
@@ -32,21 +32,16 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from tx8c.dialect.base import to_attr
-from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.analysis.parallel_combiner import BranchKind, combine_parallel
 from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.dialect.types import short_name
-from tx8c.transforms.midend.parallel_combiner import (
-    BranchKind,
+from tx8c.ir_utils import (
     aligned_along,
-    combine_parallel,
     constant_array,
     is_constant,
     masked,
-    rebuilt,
     shape_of,
     stack_along,
 )
@@ -57,16 +52,12 @@ class GemmBranches(BranchKind):
 
     op_class = GemmOp
 
-    @staticmethod
-    def _n_axis_of_b(op: GemmOp) -> int:
-        return -2 if op.attr("trans_b") else -1
-
     def signature(self, op: GemmOp) -> Hashable | None:
         b, bias = op.operand_named("b"), op.operand_named("bias")
         if not is_constant(b) or (bias is not None and not is_constant(bias)):
             return None
         out_shape = shape_of(op.results[0])
-        axis = self.output_axis(op)
+        axis = op.output_channel_axis()
         bias_key = None
         if bias is not None:
             aligned = aligned_along(shape_of(bias), out_shape, axis)
@@ -75,42 +66,19 @@ class GemmBranches(BranchKind):
             bias_key = masked(aligned, axis)
         b_shape = shape_of(b)
         return (
-            masked(b_shape, len(b_shape) + self._n_axis_of_b(op)),
+            masked(b_shape, len(b_shape) + op.weight_output_axis()),
             op.attr("trans_a"), op.attr("trans_b"), op.attr("alpha"), op.attr("beta"),
             short_name(b.type.get_element_type()), bias is not None, bias_key,
         )
 
-    def output_axis(self, op: GemmOp) -> int:
-        return len(shape_of(op.results[0])) - 1
-
-    def has_bias(self, op: GemmOp) -> bool:
-        return op.operand_named("bias") is not None
-
-    def bias_from(
-        self, constant: np.ndarray, wide_shape: tuple[int, ...], axis: int
-    ) -> np.ndarray | None:
-        return constant  # it broadcasts to the result, like any Gemm bias
-
-    def widen(self, group: Sequence[GemmOp], bias: np.ndarray | None) -> list[Operation]:
-        first = group[0]
-        weights = np.concatenate(
-            [constant_array(op.operand_named("b")) for op in group],
-            axis=self._n_axis_of_b(first),
+    def stacked_bias(self, group: Sequence[GemmOp]) -> np.ndarray:
+        """The biases aligned to the results and concatenated along N (the signature
+        checked that they agree elsewhere)."""
+        return stack_along(
+            [constant_array(op.operand_named("bias")) for op in group],
+            [shape_of(op.results[0]) for op in group],
+            group[0].output_channel_axis(),
         )
-        overrides = {}
-        if self.has_bias(first):
-            bias = stack_along(
-                [constant_array(op.operand_named("bias")) for op in group],
-                [shape_of(op.results[0]) for op in group],
-                self.output_axis(first),
-            )
-        elif bias is not None:
-            overrides["beta"] = to_attr("float", 1.0)  # the absorbed Add was not scaled
-        constants = [ConstantOp.from_array(weights)]
-        if bias is not None:
-            constants.append(ConstantOp.from_array(bias))
-        operands = [first.operands[0], *(c.results[0] for c in constants)]
-        return [*constants, rebuilt(first, operands, **overrides)]
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ Not merged:
 - ops in different blocks: each block gets its own table. Group bodies are isolated from
   above, so nothing inside a group can reuse a value outside it, and no op is moved in or
   out of a group; ops inside one group body are merged with each other;
-- ops with regions (Group) and the backend's memory moves LoadConst, LoadVar, StoreVar,
-  ChannelNorm: two DMAs of the same data are two planned transfers, not one value;
+- ops with regions (Group) and the backend's memory moves (the `MemoryOp` trait:
+  LoadConst, LoadVar, StoreVar, ChannelNorm): two DMAs of the same data are two planned
+  transfers, not one value;
 - ops that are not tx8be ops (func.return, tx8be.Yield).
 
 Why not xDSL's `cse` (`xdsl.transforms.common_subexpression_elimination`): it only merges
 ops it can prove side-effect free through a `MemoryEffect` trait (`Pure`,
-`NoMemoryEffect`), and tx8be ops declare no traits, so it leaves every tx8be op alone
+`NoMemoryEffect`), and tx8be ops declare none, so it leaves every tx8be op alone
 (tests/unit/midend/test_eliminate_common_subexpr.py checks this). Declaring
 `NoMemoryEffect` on the Tx8beOp base would make the DMA ops above "pure" too, and xDSL's
 key would still compare a splat constant and its full spelling as different. A
@@ -52,6 +53,7 @@ from xdsl.rewriter import Rewriter
 
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.types import to_numpy_dtype
+from tx8c.interfaces.traits import MemoryOp
 
 
 def dense_key(attr: DenseIntOrFPElementsAttr) -> Hashable:
@@ -62,8 +64,8 @@ def dense_key(attr: DenseIntOrFPElementsAttr) -> Hashable:
     except ValueError:  # no numpy dtype: compare the spelling
         return attr
     count = len(data) // itemsize if itemsize else 0
-    if count > 1:
-        rows = np.frombuffer(data, dtype=np.uint8).reshape(count, itemsize)
+    if count > 1 and data[:itemsize] == data[-itemsize:]:  # cheap test first: weights
+        rows = np.frombuffer(data, dtype=np.uint8).reshape(count, itemsize)  # rarely pass
         if (rows == rows[0]).all():
             data = data[:itemsize]
     return attr.type, data
@@ -75,7 +77,7 @@ def _attr_key(value: Attribute) -> Hashable:
 
 def op_key(op: Operation) -> Hashable | None:
     """What makes two ops compute the same value; None for ops never merged."""
-    if not isinstance(op, Tx8beOp) or op.MEMORY_OP:
+    if not isinstance(op, Tx8beOp) or op.has_trait(MemoryOp):
         return None
     if op.regions or not op.results:
         return None

@@ -22,11 +22,13 @@ Not folded:
   tensor stays an op instead of becoming a huge constant; `max-elements=0` disables
   folding. The operands count too: folding decodes them to numpy arrays and runs the
   compute over them, however small the result (a Slice of a huge tensor);
-- ops without a compute (LoadConst needs the constant container; compute raises
-  `Tx8ComputeError`) and ops with regions (Group);
-- the backend's data-movement ops ChannelNorm, LoadVar and StoreVar: their compute is the
-  identity on logical values, but their real effect is on memory (an alignment
+- ops without a compute (compute raises `Tx8ComputeError`) and ops with regions (Group);
+- the backend's memory ops (the `MemoryOp` trait: LoadConst, ChannelNorm, LoadVar,
+  StoreVar): their compute is the identity on logical values (or, for LoadConst, needs
+  the constant container), but their real effect is on memory (a load, an alignment
   conversion, a DMA), which folding would silently drop.
+
+The walk itself is `tx8c.analysis.constant_folder` (fold-scale-axis runs it too).
 
 Departures from the seed: Relay folds through tuples and calls the interpreter on the
 whole sub-expression; here each op is folded on its own, which gives the same result in
@@ -35,117 +37,15 @@ one forward walk. The size limit is not in the seed (issue 5 asks for it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
 
-from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.ops.backend import (
-    ConstantOp,
-)
-from tx8c.errors import Tx8ComputeError, Tx8Error
+from tx8c.analysis.constant_folder import DEFAULT_MAX_ELEMENTS, ConstantFolder
+from tx8c.errors import Tx8Error
 from tx8c.sim.reference import evaluate
-
-DEFAULT_MAX_ELEMENTS = 1 << 22
-
-"""Ops whose compute does not capture their effect (memory moves) or that have none."""
-
-
-def defining_constant(value: SSAValue) -> ConstantOp | None:
-    """The Constant that defines `value`, None when something else does."""
-    owner = value.owner
-    return owner if isinstance(owner, ConstantOp) else None
-
-
-def num_elements(value: SSAValue) -> int:
-    """How many elements the tensor `value` holds."""
-    t = value.type
-    assert isinstance(t, TensorType)
-    return int(np.prod(t.get_shape(), dtype=np.int64))
-
-
-def erase_if_unused(ops: Iterable[Operation]) -> int:
-    """Erase those of `ops` that are still in a block and have no users; return how many."""
-    erased = 0
-    for op in ops:
-        if op.parent is not None and all(not r.uses for r in op.results):
-            Rewriter.erase_op(op)
-            erased += 1
-    return erased
-
-
-class ConstantFolder:
-    """One forward walk that folds constant ops; `values` memoises decoded constants."""
-
-    def __init__(self, max_elements: int) -> None:
-        self.max_elements = max_elements
-        self.values: dict[SSAValue, np.ndarray] = {}
-        self.inputs_of_folded: dict[Operation, None] = {}  # ordered set
-        self.folded = 0
-
-    def run(self, module: ModuleOp) -> None:
-        # walk() is pre-order, hence block order inside each block: operands are folded
-        # before their users. The list is a snapshot; folded ops are skipped by `parent`.
-        for op in list(module.walk()):
-            if op.parent is not None and self.can_fold(op):
-                self.fold(op)
-        erase_if_unused(self.inputs_of_folded)
-
-    def can_fold(self, op: Operation) -> bool:
-        if not isinstance(op, Tx8beOp) or isinstance(op, ConstantOp) or op.MEMORY_OP:
-            return False
-        if op.regions or not op.operands or not op.results:
-            return False
-        if not all(defining_constant(v) is not None for v in op.operands):
-            return False
-        return self.small_enough(op)
-
-    def small_enough(self, op: Operation) -> bool:
-        """Operands and results within `max_elements` (both would be materialised)."""
-        in_size = sum(num_elements(v) for v in op.operands)
-        out_size = sum(num_elements(r) for r in op.results)
-        return max(in_size, out_size) <= self.max_elements
-
-    def value_of(self, value: SSAValue) -> np.ndarray:
-        array = self.values.get(value)
-        if array is None:
-            constant = defining_constant(value)
-            assert constant is not None
-            array = self.values[value] = constant.attr("value")
-        return array
-
-    def fold(self, op: Tx8beOp) -> None:
-        results = self.evaluate(op)
-        if results is None:
-            return
-        constants = [ConstantOp.from_array(array) for array in results]
-        Rewriter.insert_op(constants, InsertPoint.before(op))
-        for old, constant, array in zip(op.results, constants, results, strict=True):
-            constant.results[0].name_hint = old.name_hint
-            self.values[constant.results[0]] = array
-        for operand in op.operands:
-            self.inputs_of_folded.setdefault(operand.owner, None)
-        Rewriter.replace_op(op, [], [c.results[0] for c in constants])
-        self.folded += 1
-
-    def evaluate(self, op: Tx8beOp) -> list[np.ndarray] | None:
-        """The op's results, or None when it has no compute (it stays an op)."""
-        arrays = [self.value_of(v) for v in op.operands]
-        try:
-            with np.errstate(all="ignore"):  # inf/nan are values, as at run time
-                return evaluate(op, arrays)
-        except Tx8ComputeError:
-            return None
-        except Exception as e:  # a crashing compute is a bug; name the op, like the executor
-            raise Tx8ComputeError(
-                f"fold-constant: op '{op.name}' failed in compute: {e}"
-            ) from e
 
 
 @dataclass(frozen=True)
@@ -163,4 +63,4 @@ class FoldConstantPass(ModulePass):
                 f"fold-constant: max-elements must be >= 0, got {self.max_elements} "
                 "(0 disables folding)"
             )
-        ConstantFolder(self.max_elements).run(op)
+        ConstantFolder(self.max_elements, evaluate).run(op)

@@ -35,17 +35,18 @@ Departures from the seed:
 - A forward scale folds when its value feeds several Conv/Gemm that all absorb it (each gets
   its own scaled weights): the Q/K/V projections after an RMSNorm weight, for example.
 - The new weights are computed here with numpy (no Mul on the weights is created for
-  FoldConstant to evaluate). The seed's closing FoldConstant still runs, by applying the
-  `fold-constant` pass (option `fold-constant`, default true), for the constants the
-  program has elsewhere.
+  FoldConstant to evaluate). The seed's closing FoldConstant still runs (option
+  `fold-constant`, default true: the walk of the `fold-constant` pass, with its default
+  size limit), for the constants the program has elsewhere.
 
-The folding helpers (`fold_output_affine`, `output_channel_axis`) are shared with
-simplify-inference, which folds a BatchNorm's scale and shift into the preceding op.
+How Conv and Gemm absorb a scale (their channel axes, weight and bias) is theirs to say:
+the pass asks the `ProductOp` methods (`output_affine_folded`, `input_scale_folded`,
+`uniform_scale_folded`), which simplify-inference uses too for a BatchNorm's scale and
+shift.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,276 +62,38 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from tx8c.dialect.base import Tx8beOp, to_attr
-from tx8c.dialect.ops.backend import ConstantOp
-from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
+from tx8c.analysis.constant_folder import DEFAULT_MAX_ELEMENTS, ConstantFolder
+from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import MulOp
-from tx8c.dialect.types import to_numpy_dtype
-from tx8c.transforms.midend.fold_constant import FoldConstantPass
+from tx8c.ir_utils import channel_vector, constant_array, erase_dead_constants, shape_of
 
 # --------------------------------------------------------------------------------------
-# Constants
+# Helpers
 # --------------------------------------------------------------------------------------
 
 
-def constant_array(value: SSAValue | None) -> np.ndarray | None:
-    """The array of `value` when a tx8be.Constant defines it, else None."""
-    if value is not None and isinstance(value.owner, ConstantOp):
-        return value.owner.attr("value")
-    return None
-
-
-def erase_dead_constants(values: Sequence[SSAValue | None], rewriter: PatternRewriter) -> None:
-    """Erase the Constants defining `values` that no op uses any more."""
-    for value in values:
-        if value is not None and isinstance(value.owner, ConstantOp) and not value.uses:
-            rewriter.erase(value.owner)
-
-
-def channel_vector(scale: np.ndarray, shape: Sequence[int], axis: int) -> np.ndarray | None:
-    """The per-channel factors of a constant multiplying a value of `shape`, or None.
-
-    `scale` qualifies when it broadcasts to `shape` without growing it and varies only
-    along `axis` (a scalar qualifies: it is the same factor for every channel). The
-    result has length shape[axis].
-    """
-    rank = len(shape)
-    if scale.ndim > rank:
-        return None
-    padded = (1,) * (rank - scale.ndim) + tuple(scale.shape)
-    if any(d != 1 for i, d in enumerate(padded) if i != axis):
-        return None
-    if padded[axis] not in (1, shape[axis]):
-        return None
-    return np.broadcast_to(scale.reshape(-1), (shape[axis],))
-
-
-def split_constant_operand(mul: Operation) -> tuple[SSAValue, np.ndarray] | None:
-    """(the non-constant operand, the constant's array) of a Mul by a constant, or None."""
+def constant_factor(mul: Operation) -> tuple[SSAValue, SSAValue, np.ndarray] | None:
+    """(the non-constant operand, the constant operand, its array) of a Mul by a constant
+    that does not broadcast the other operand to a larger shape; None for other Muls."""
     lhs, rhs = mul.operands
     for data, const in ((lhs, rhs), (rhs, lhs)):
         array = constant_array(const)
         if array is not None and constant_array(data) is None:
-            return data, array
+            return (data, const, array) if shape_of(mul.results[0]) == shape_of(data) else None
     return None
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
-def _dtype(value: SSAValue) -> np.dtype:
-    return to_numpy_dtype(value.type.get_element_type())
-
-
-# --------------------------------------------------------------------------------------
-# How Conv and Gemm absorb scales
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _NewOperands:
-    """The weight and bias arrays of a rebuilt op and its attribute changes.
-
-    `keep_bias`: the op keeps its bias operand as it is (`bias` is then unused).
-    """
-
-    weight: np.ndarray
-    bias: np.ndarray | None
-    attrs: dict
-    keep_bias: bool = False
-
-
-class _ConvFolder:
-    """Where a Conv's channels are, by its data_format / weight_format and groups."""
-
-    @staticmethod
-    def output_axis(op: ConvOp) -> int:
-        return 1 if op.attr("data_format") == "NCHW" else 3
-
-    @staticmethod
-    def input_axis(op: ConvOp, operand: int) -> int | None:
-        if operand != 0:
-            return None
-        return 1 if op.attr("data_format") == "NCHW" else 3
-
-    @staticmethod
-    def _weight_axes(op: ConvOp) -> tuple[int, int]:
-        """(output-channel axis, input-channel axis) of the weight."""
-        return (0, 1) if op.attr("weight_format") == "OIHW" else (2, 3)
-
-    @classmethod
-    def scale_output(cls, op, weight, bias, scale, shift) -> _NewOperands:
-        o_axis, _ = cls._weight_axes(op)
-        along = [1] * weight.ndim
-        along[o_axis] = -1
-        new_bias = _affine_bias(bias, scale, shift)
-        return _NewOperands(weight * scale.reshape(along), new_bias, {})
-
-    @classmethod
-    def scale_input(cls, op, weight, scale) -> _NewOperands:
-        o_axis, i_axis = cls._weight_axes(op)
-        c_out, per_group = weight.shape[o_axis], weight.shape[i_axis]
-        groups = op.attr("groups")
-        # factor[o, i] = scale[channel read by output o at weight index i]
-        factor = np.repeat(scale.reshape(groups, per_group), c_out // groups, axis=0)
-        if o_axis == 0:  # OIHW
-            factor = factor[:, :, None, None]
-        return _NewOperands(weight * factor, None, {}, keep_bias=True)
-
-    @staticmethod
-    def uniform_attrs(op: ConvOp, factor: float) -> dict | None:
-        """A Conv has no output multiplier: a uniform scale needs constant weights."""
-        return None
-
-
-class _GemmFolder:
-    """Where a Gemm's channels are: N is the result's last axis, K is contracted."""
-
-    @staticmethod
-    def output_axis(op: GemmOp) -> int:
-        return len(_shape(op.results[0])) - 1
-
-    @staticmethod
-    def input_axis(op: GemmOp, operand: int) -> int | None:
-        if operand != 0:
-            return None
-        return -2 if op.attr("trans_a") else -1
-
-    @staticmethod
-    def scale_output(op, weight, bias, scale, shift) -> _NewOperands:
-        n_axis = -2 if op.attr("trans_b") else -1
-        beta = op.attr("beta")
-        if bias is not None:
-            bias = bias * beta  # the new bias is taken with beta = 1
-        new_bias = _affine_bias(bias, scale, shift)
-        return _NewOperands(_scale_along(weight, scale, n_axis), new_bias, {"beta": 1.0})
-
-    @staticmethod
-    def scale_input(op, weight, scale) -> _NewOperands:
-        k_axis = -1 if op.attr("trans_b") else -2
-        return _NewOperands(_scale_along(weight, scale, k_axis), None, {}, keep_bias=True)
-
-    @staticmethod
-    def uniform_attrs(op: GemmOp, factor: float) -> dict | None:
-        """s * (alpha * A @ B + beta * bias): the scale goes into alpha (and beta)."""
-        attrs = {"alpha": op.attr("alpha") * factor}
-        if len(op.operands) > 2:
-            attrs["beta"] = op.attr("beta") * factor
-        return attrs
-
-
-def _scale_along(array: np.ndarray, scale: np.ndarray, axis: int) -> np.ndarray:
-    along = [1] * array.ndim
-    along[axis] = -1
-    return array * scale.reshape(along)
-
-
-def _affine_bias(bias, scale, shift) -> np.ndarray | None:
-    """bias * scale + shift, with a missing bias or shift being zero (None if both are)."""
-    if bias is None and shift is None:
-        return None
-    out = scale * bias if bias is not None else np.zeros_like(scale)
-    return out + shift if shift is not None else out
-
-
-FOLDERS: dict[type[Tx8beOp], type[_ConvFolder] | type[_GemmFolder]] = {
-    ConvOp: _ConvFolder,
-    GemmOp: _GemmFolder,
-}
-"""The ops that absorb scales into their weights, and how."""
-
-
-def output_channel_axis(op: Operation) -> int | None:
-    """The result axis along which `op` can absorb a per-channel scale, else None."""
-    folder = FOLDERS.get(type(op))
-    return folder.output_axis(op) if folder is not None else None
-
-
-def _constant_weights(op: Tx8beOp) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """(weight, bias) arrays when both are constants (a missing bias is None), else None."""
-    weight = constant_array(op.operands[1])
-    bias_value = op.operands[2] if len(op.operands) > 2 else None
-    bias = constant_array(bias_value)
-    if weight is None or (bias_value is not None and bias is None):
-        return None
-    return weight, bias
-
-
-def _rebuild(op: Tx8beOp, data: SSAValue, new: _NewOperands, rewriter: PatternRewriter):
-    """A copy of `op` reading `data`, with new constant weight and bias, placed before op."""
-    dtype = _dtype(op.results[0])
-    operands = [data]
-    for array in (new.weight, new.bias):
-        if array is not None:
-            const = ConstantOp.from_array(np.asarray(array).astype(dtype))
-            rewriter.insert(const, InsertPoint.before(op))
-            operands.append(const.results[0])
-    if new.keep_bias and len(op.operands) > 2:
-        operands.append(op.operands[2])
-    return _copy(op, operands, new.attrs, rewriter)
-
-
-def _copy(op: Tx8beOp, operands: list[SSAValue], attrs: dict, rewriter: PatternRewriter):
-    """A copy of `op` on `operands`, with the attributes `attrs` changed, before `op`."""
-    attributes = dict(op.attributes)
-    for name, value in attrs.items():
-        attributes[name] = to_attr(op.ATTR_KINDS[name], value)
-    new_op = type(op).create(
-        operands=operands, result_types=list(op.result_types), attributes=attributes
-    )
-    rewriter.insert(new_op, InsertPoint.before(op))
-    return new_op
-
-
-def _finite(array: np.ndarray) -> bool:
-    return bool(np.all(np.isfinite(array)))
-
-
-def fold_output_affine(
-    op: Operation,
-    scale: np.ndarray,
-    shift: np.ndarray | None,
-    rewriter: PatternRewriter,
-) -> Operation | None:
-    """Fold `op(...) * scale + shift` (per output channel) into `op`'s weight and bias.
-
-    Returns the new op (inserted before `op`; the caller replaces uses and erases `op`),
-    or None when `op` cannot absorb it (not a Conv/Gemm, weights not constant, non-finite
-    factors). The caller checks that `op`'s result has no other user.
-    """
-    folder = FOLDERS.get(type(op))
-    weights = _constant_weights(op) if folder is not None else None
-    if weights is None or not _finite(scale) or (shift is not None and not _finite(shift)):
-        return None
-    weight, bias = (w.astype(np.float64) if w is not None else None for w in weights)
-    new = folder.scale_output(op, weight, bias, scale.astype(np.float64),
-                              None if shift is None else shift.astype(np.float64))
-    return _rebuild(op, op.operands[0], new, rewriter)
-
-
-def fold_uniform_scale(
-    op: Operation, scale: np.ndarray, rewriter: PatternRewriter
-) -> Operation | None:
-    """Fold `op(...) * s` for one scalar s into `op`'s attributes (Gemm: alpha, beta).
-
-    For weights that are not constants (attention's Q @ K^T / sqrt(d)). Returns the new
-    op, inserted before `op`, or None when `op` has no such attribute or s varies.
-    """
-    folder = FOLDERS.get(type(op))
-    if folder is None or not _finite(scale) or np.any(scale != scale.flat[0]):
-        return None
-    attrs = folder.uniform_attrs(op, float(scale.flat[0]))
-    if attrs is None:
-        return None
-    return _copy(op, list(op.operands), attrs, rewriter)
+def _insert_before(op: Operation, new_ops: list[Operation], rewriter: PatternRewriter):
+    """Insert `new_ops` before `op`; the last one (the rebuilt op)."""
+    rewriter.insert(new_ops, InsertPoint.before(op))
+    return new_ops[-1]
 
 
 def _replace_and_clean(old: Operation, new: Operation, rewriter: PatternRewriter) -> None:
     """Replace `old` by `new` and erase `old`'s constants left without users."""
     operands = list(old.operands)
     rewriter.replace(old, [], list(new.results))
-    erase_dead_constants(operands, rewriter)
+    erase_dead_constants(operands, rewriter.erase)
 
 
 # --------------------------------------------------------------------------------------
@@ -338,71 +101,72 @@ def _replace_and_clean(old: Operation, new: Operation, rewriter: PatternRewriter
 # --------------------------------------------------------------------------------------
 
 
-class BackwardFold(RewritePattern):
+class _ConstantFactorFold(RewritePattern):
+    """Both directions start from a Mul by a constant (`constant_factor`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, mul: MulOp, rewriter: PatternRewriter) -> None:
+        factor = constant_factor(mul)
+        if factor is not None:
+            self.fold(mul, *factor, rewriter)
+
+    def fold(self, mul: MulOp, data: SSAValue, const: SSAValue, scale: np.ndarray,
+             rewriter: PatternRewriter) -> None:
+        """Fold `mul` = data * const (`scale` is const's array) if this direction can."""
+        raise NotImplementedError
+
+
+class BackwardFold(_ConstantFactorFold):
     """Mul(Conv/Gemm(...), per-output-channel constant) -> Conv/Gemm with scaled weights."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, mul: MulOp, rewriter: PatternRewriter) -> None:
-        split = split_constant_operand(mul)
-        if split is None:
-            return
-        data, scale = split
+    def fold(self, mul, data, const, scale, rewriter) -> None:
         producer = data.owner
-        axis = output_channel_axis(producer)
-        if axis is None or not data.has_one_use() or _shape(mul.results[0]) != _shape(data):
+        if not isinstance(producer, ProductOp) or not data.has_one_use():
             return
-        vector = channel_vector(scale, _shape(data), axis)
+        vector = channel_vector(scale, shape_of(data), producer.output_channel_axis())
         if vector is None:
             return
-        new = fold_output_affine(producer, vector, None, rewriter)
-        if new is None:
-            new = fold_uniform_scale(producer, vector, rewriter)
-        if new is None:
+        new_ops = producer.output_affine_folded(vector, None)
+        if new_ops is None:
+            uniform = producer.uniform_scale_folded(vector)
+            new_ops = [uniform] if uniform is not None else None
+        if new_ops is None:
             return
-        scale_value = [o for o in mul.operands if o is not data]
+        new = _insert_before(producer, new_ops, rewriter)
         rewriter.replace(mul, [], list(new.results))
         _replace_and_clean(producer, new, rewriter)
-        erase_dead_constants(scale_value, rewriter)
+        erase_dead_constants([const], rewriter.erase)
 
 
-class ForwardFold(RewritePattern):
+class ForwardFold(_ConstantFactorFold):
     """Conv/Gemm(Mul(x, per-input-channel constant), W) -> Conv/Gemm(x, scaled W)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, mul: MulOp, rewriter: PatternRewriter) -> None:
-        split = split_constant_operand(mul)
-        if split is None:
-            return
-        data, scale = split
+    def fold(self, mul, data, const, scale, rewriter) -> None:
         scaled = mul.results[0]
-        if _shape(scaled) != _shape(data) or not scaled.uses or not _finite(scale):
+        if not scaled.uses or not _finite(scale):
             return
         plans = [self._plan(use.operation, use.index, scale) for use in scaled.uses]
         if any(plan is None for plan in plans):
             return
-        for user, new_operands in plans:
-            new = _rebuild(user, data, new_operands, rewriter)
-            _replace_and_clean(user, new, rewriter)
-        scale_value = [o for o in mul.operands if o is not data]
+        for user, vector in plans:  # every user absorbs it: now build
+            new_ops = user.input_scale_folded(data, vector)
+            _replace_and_clean(user, _insert_before(user, new_ops, rewriter), rewriter)
         rewriter.erase(mul)
-        erase_dead_constants(scale_value, rewriter)
+        erase_dead_constants([const], rewriter.erase)
 
     @staticmethod
     def _plan(user: Operation, index: int, scale: np.ndarray):
-        """(user, its new weight/bias) when `user` absorbs the scale on operand `index`."""
-        folder = FOLDERS.get(type(user))
-        if folder is None:
+        """(user, the scale as a vector along its data channels) when `user` absorbs the
+        scale on operand `index`: it is the data operand and the weights are constants."""
+        if not isinstance(user, ProductOp) or index != 0 or user.constant_weights() is None:
             return None
-        axis = folder.input_axis(user, index)
-        weights = _constant_weights(user)
-        if axis is None or weights is None:
-            return None
-        shape = _shape(user.operands[index])
-        vector = channel_vector(scale, shape, axis % len(shape))
-        if vector is None:
-            return None
-        new = folder.scale_input(user, weights[0].astype(np.float64), vector.astype(np.float64))
-        return user, new
+        shape = shape_of(user.operands[index])
+        vector = channel_vector(scale, shape, user.data_channel_axis() % len(shape))
+        return None if vector is None else (user, vector)
+
+
+def _finite(array: np.ndarray) -> bool:
+    return bool(np.all(np.isfinite(array)))
 
 
 @dataclass(frozen=True)
@@ -425,4 +189,4 @@ class FoldScaleAxisPass(ModulePass):
         for pattern in patterns:  # the seed's order: all backward folds, then forward
             PatternRewriteWalker(pattern).rewrite_module(op)
         if self.fold_constant:
-            FoldConstantPass().apply(ctx, op)
+            ConstantFolder(DEFAULT_MAX_ELEMENTS).run(op)  # the fold-constant pass's walk

@@ -60,6 +60,7 @@ from tx8c.dialect.ops.elementwise import (
 )
 from tx8c.dialect.types import is_float, to_numpy_dtype
 from tx8c.errors import Tx8UnsupportedError
+from tx8c.ir_utils import constant_array, erase_dead_constants, is_constant
 
 
 class Emitter:
@@ -143,9 +144,7 @@ DECOMPOSITIONS: dict[str, Rule] = {
 def _constant_rhs(op: Operation) -> np.ndarray | None:
     """The rhs's array when it is a constant and the lhs is not, else None."""
     lhs, rhs = op.operands
-    if isinstance(rhs.owner, ConstantOp) and not isinstance(lhs.owner, ConstantOp):
-        return rhs.owner.attr("value")
-    return None
+    return None if is_constant(lhs) else constant_array(rhs)
 
 
 def _sub_constant(emit: Emitter, op: Operation) -> SSAValue | None:
@@ -217,9 +216,7 @@ class LegalizePattern(RewritePattern):
             return
         operands = list(op.operands)
         rewriter.replace(op, [], [value])
-        for operand in operands:  # constants only the replaced op used
-            if isinstance(operand.owner, ConstantOp) and not operand.uses:
-                rewriter.erase(operand.owner)
+        erase_dead_constants(operands, rewriter.erase)  # constants only op used
 
 
 @dataclass(frozen=True)

@@ -62,16 +62,12 @@ from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
 from tx8c.dialect.ops.elementwise import AddOp, MulOp
 from tx8c.dialect.ops.movement import ConcatenateOp, PadOp, ReshapeOp
-from tx8c.transforms.midend.combine_parallel_conv import (
-    CHANNEL_AXIS_OF_DATA,
-    OUT_CHANNEL_AXIS_OF_WEIGHT,
-)
-from tx8c.transforms.midend.parallel_combiner import (
-    byte_size,
+from tx8c.ir_utils import (
+    channel_vector,
     constant_array,
     erase_dead_constants,
     is_constant,
-    per_channel,
+    logical_bytes,
     rebuilt,
     shape_of,
     sole_user,
@@ -128,8 +124,8 @@ class FoldConvAddMul(RewritePattern):
         if bias is not None and not is_constant(bias):
             return
         out_shape = shape_of(conv.results[0])
-        axis = CHANNEL_AXIS_OF_DATA[conv.attr("data_format")]
-        a = per_channel(shift, out_shape, axis)
+        axis = conv.output_channel_axis()
+        a = channel_vector(shift, out_shape, axis)
         if a is None or shape_of(add.results[0]) != out_shape:
             return
         mul, m = _following_scale(add, out_shape, axis)
@@ -149,7 +145,7 @@ def _following_scale(add: AddOp, out_shape: tuple[int, ...], axis: int):
     if isinstance(mul, MulOp) and shape_of(mul.results[0]) == out_shape:
         index = 0 if mul.operands[0] is add.results[0] else 1
         scale = constant_array(mul.operands[1 - index])
-        m = None if scale is None else per_channel(scale, out_shape, axis)
+        m = None if scale is None else channel_vector(scale, out_shape, axis)
         if m is not None:
             return mul, m
     return None, np.ones(out_shape[axis], np.float32)
@@ -162,7 +158,7 @@ def _scaled_weight_and_bias(conv: ConvOp, m: np.ndarray, a: np.ndarray):
     m32, a32 = m.astype(np.float32), a.astype(np.float32)
     b32 = np.zeros_like(m32) if bias is None else bias.astype(np.float32)
     along = [1] * weight.ndim
-    along[OUT_CHANNEL_AXIS_OF_WEIGHT[conv.attr("weight_format")]] = -1
+    along[conv.weight_output_axis()] = -1
     new_weight = weight.astype(np.float32) * m32.reshape(along)
     return in_dtype_of(new_weight, weight), in_dtype_of((b32 + a32) * m32, weight)
 
@@ -204,7 +200,7 @@ def _can_overwrite(value: SSAValue) -> bool:
 def concat_add_bytes(concat: ConcatenateOp, other: SSAValue) -> tuple[int, int]:
     """(bytes before, bytes after) of rewriting a same-shape Add(Concat, other) into
     padded accumulates, by the cost model of the module docstring."""
-    total = byte_size(concat.results[0])
+    total = logical_bytes(concat.results[0])
     before = 2 * total + 3 * total
     after = 3 * total + (0 if _can_overwrite(other) else 2 * total)
     return before, after
@@ -267,7 +263,7 @@ class FcToConv(RewritePattern):
         bias = gemm.operand_named("bias")
         vector = None
         if bias is not None:
-            vector = per_channel(constant_array(bias), out_shape, len(out_shape) - 1) \
+            vector = channel_vector(constant_array(bias), out_shape, gemm.output_channel_axis()) \
                 if is_constant(bias) else None
             if vector is None:
                 return

@@ -54,16 +54,12 @@ from xdsl.rewriter import InsertPoint
 
 from tx8c.dialect.ops._util import normalize_axis
 from tx8c.dialect.ops.backend import ConstantOp
+from tx8c.dialect.ops.conv_gemm import ProductOp
 from tx8c.dialect.ops.elementwise import AddOp, CastOp, MulOp, RsqrtOp, SubOp
 from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp
 from tx8c.dialect.types import short_name, to_numpy_dtype
-from tx8c.transforms.midend.fold_scale_axis import (
-    constant_array,
-    erase_dead_constants,
-    fold_output_affine,
-    output_channel_axis,
-)
+from tx8c.ir_utils import constant_array, erase_dead_constants, shape_of
 
 
 def scale_and_shift(
@@ -99,7 +95,7 @@ class SimplifyBatchNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, bn: BatchNormInferenceOp, rewriter: PatternRewriter) -> None:
         x = bn.operands[0]
-        axis = normalize_axis(bn.attr("axis"), len(x.type.get_shape()))
+        axis = normalize_axis(bn.attr("axis"), len(shape_of(x)))
         params = [constant_array(v) for v in bn.operands[1:]]
         emit = _Emitter(rewriter, bn)
         if all(p is not None for p in params):
@@ -112,29 +108,33 @@ class SimplifyBatchNorm(RewritePattern):
         out = emit(AddOp.make([emit(MulOp.make([x, scale_v])), shift_v]))
         operands = list(bn.operands)
         rewriter.replace(bn, [], [out])
-        erase_dead_constants(operands, rewriter)
+        erase_dead_constants(operands, rewriter.erase)
 
     @staticmethod
     def _fold(bn, axis: int, scale, shift, rewriter: PatternRewriter) -> bool:
         """Fold into the producing Conv/Gemm when legal; True when done."""
         x = bn.operands[0]
         producer = x.owner
-        if not x.has_one_use() or output_channel_axis(producer) != axis:
+        if not isinstance(producer, ProductOp) or not x.has_one_use():
             return False
-        new = fold_output_affine(producer, scale, shift, rewriter)
-        if new is None:
+        if producer.output_channel_axis() != axis:
             return False
+        new_ops = producer.output_affine_folded(scale, shift)
+        if new_ops is None:
+            return False
+        rewriter.insert(new_ops, InsertPoint.before(producer))
+        new = new_ops[-1]
         operands = list(bn.operands) + list(producer.operands)
         rewriter.replace(bn, [], list(new.results))
         rewriter.erase(producer)
-        erase_dead_constants(operands, rewriter)
+        erase_dead_constants(operands, rewriter.erase)
         return True
 
 
 def _broadcast_shape(x: SSAValue, axis: int) -> list[int]:
     """[1, .., C, .., 1]: C at `axis`, as many dims as x."""
-    shape = [1] * len(x.type.get_shape())
-    shape[axis] = x.type.get_shape()[axis]
+    shape = [1] * len(shape_of(x))
+    shape[axis] = shape_of(x)[axis]
     return shape
 
 

@@ -1,0 +1,50 @@
+"""Groups for the slicing tests, made the way group-ldst makes them: a tx8be.Group whose
+body loads every input (LoadVar), runs the ops and stores every output (StoreVar)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+
+from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp, YieldOp
+from tx8c.dialect.types import tensor_of
+
+
+def grouped(build: Callable[[list], list], inputs: Sequence[np.ndarray]) -> ModuleOp:
+    """A module whose main function runs one group: `build(loaded values)` adds the ops
+    (to the group body, through the returned list of ops' last results) and returns the
+    values to store."""
+    outer = Block(arg_types=[tensor_of(np.asarray(a)) for a in inputs])
+    body = Block(arg_types=[a.type for a in outer.args])
+    loads = [LoadVarOp.make([arg]) for arg in body.args]
+    body.add_ops(loads)
+    ops, outputs = build([ld.results[0] for ld in loads])
+    body.add_ops(ops)
+    stores = [StoreVarOp.make([v]) for v in outputs]
+    body.add_ops(stores)
+    body.add_op(YieldOp(*[s.results[0] for s in stores]))
+    group = GroupOp.make(list(outer.args), body=body, group_id=0, group_tag=0)
+    outer.add_op(group)
+    outer.add_op(func.ReturnOp(*group.results))
+    fn = func.FuncOp("main", ([a.type for a in outer.args], [r.type for r in group.results]),
+                     Region(outer))
+    module = ModuleOp([fn])
+    module.verify()
+    return module
+
+
+def single(op_cls, inputs: Sequence[np.ndarray], **attrs) -> ModuleOp:
+    """One op in a group."""
+    def build(values):
+        op = op_cls.make(values, **attrs)
+        return [op], list(op.results)
+
+    return grouped(build, inputs)
+
+
+def the_group(module: ModuleOp) -> GroupOp:
+    return next(op for op in module.walk() if isinstance(op, GroupOp))

@@ -1,0 +1,192 @@
+"""Plans of random groups (issue 11): run slice by slice from the plan - tile by tile,
+step by step, windows from the plan - they equal the unsliced result and store every
+output element exactly once; their SPM buffers never overlap while both are live; the
+search's plan is among them; and the seed's rules hold (BatchNorm shards only C, a Gemm
+K split accumulates partial sums, a Conv's slices carry halos)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.unit.sharding.cases import CASES
+from tests.unit.slicing.helpers import grouped, single, the_group
+from tx8c.analysis.interval_alloc import Allocation, check_placement
+from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
+from tx8c.dialect.ops.elementwise import AddOp, ReluOp
+from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp
+from tx8c.sim.plan_run import run_group
+from tx8c.sim.reference import run_reference
+from tx8c.slicing.evaluate import Rejected, evaluate, live_buffers
+from tx8c.slicing.group import group_spec
+from tx8c.slicing.plan import Candidate, ReduceCut
+from tx8c.slicing.search import NoPlan, search
+from tx8c.target.config import DEFAULT_CONFIG, TX8Config
+
+SMALL = TX8Config(spm_bytes_per_tile=64 * 1024)
+"""A small SPM, so random groups need splits."""
+
+
+def random_candidate(rng, spec) -> Candidate:
+    loops = spec.anchor_loops
+    sharding = tuple(int(rng.choice([1, 1, 2, 4])) if d.shard and d.size > 1 else 1
+                     for d in loops)
+    split = tuple(int(rng.integers(1, 4)) if d.split and d.size > 1 else 1 for d in loops)
+    reduce = None
+    node = next((n for n in reversed(spec.nodes) if n.kind == "compute" and any(
+        d.is_reduction and d.cut for d in n.slicer.loops)), None)
+    if node is not None and rng.random() < 0.4:
+        dims = [d for d in node.slicer.loops if d.is_reduction]
+        cut = tuple(int(rng.integers(1, 4)) if d.cut else 1 for d in dims)
+        shard = tuple(int(rng.choice([1, 2])) if d.cut else 1 for d in dims)
+        reduce = ReduceCut(node.index, shard, cut)
+    return Candidate(sharding, split, reduce, bool(rng.random() < 0.7))
+
+
+def check_plan(module, inputs, cand, config) -> bool:
+    group = the_group(module)
+    spec = group_spec(group)
+    try:
+        plan = evaluate(spec, cand, config)
+    except Rejected:
+        return False
+    expected = run_reference(module, inputs)
+    got = run_group(group, plan, inputs, config)
+    reduced = cand.reduce is not None and any(f > 1 for f in cand.reduce.split
+                                              + cand.reduce.sharding)
+    for e, g in zip(expected, got, strict=True):
+        assert e.dtype == g.dtype and e.shape == g.shape
+        if reduced and e.dtype.kind in "fV":
+            np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64),
+                                       rtol=2e-2, atol=2e-2)
+        else:
+            np.testing.assert_array_equal(g, e)
+    buffers = live_buffers(spec, cand, config)
+    offsets = tuple((f"{b.name}#{c}", o) for b in plan.buffers
+                    for c, o in enumerate(b.offsets))
+    check_placement(buffers, Allocation(offsets, plan.spm_peak, plan.spm_lower_bound, ""),
+                    config.batch_align_bytes)
+    assert plan.spm_peak <= config.spm_bytes_per_tile
+    assert plan.spm_peak >= plan.spm_lower_bound
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n not in ("LoadVar", "StoreVar")))
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_single_op_groups(name, seed):
+    rng = np.random.default_rng(seed)
+    cls, inputs, attrs = CASES[name](rng)
+    if any(a.ndim == 0 for a in inputs):
+        return
+    module = single(cls, inputs, **attrs)
+    check_plan(module, inputs, random_candidate(rng, group_spec(the_group(module))), SMALL)
+
+
+def _chain_gemm_bias_relu(rng):
+    m, k, n = (int(v) for v in rng.integers(4, 40, 3))
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((k, n)).astype(np.float32)
+    b = rng.standard_normal((n,)).astype(np.float32)
+
+    def build(v):
+        g = GemmOp.make(v[:2])
+        a = AddOp.make([g.results[0], v[2]])
+        r = ReluOp.make([a.results[0]])
+        return [g, a, r], [r.results[0]]
+
+    return grouped(build, [x, w, b]), [x, w, b]
+
+
+def _chain_layernorm_gemm(rng):
+    rows, c, n = int(rng.integers(2, 30)), int(rng.integers(8, 70)), int(rng.integers(4, 50))
+    x = rng.standard_normal((1, rows, c)).astype(np.float32)
+    w = rng.standard_normal((c, n)).astype(np.float32)
+
+    def build(v):
+        ln = LayerNormOp.make([v[0]])
+        g = GemmOp.make([ln.results[0], v[1]])
+        return [ln, g], [g.results[0]]
+
+    return grouped(build, [x, w]), [x, w]
+
+
+def _chain_conv_relu_conv(rng):
+    c = int(rng.integers(1, 6))
+    h, w = int(rng.integers(5, 14)), int(rng.integers(5, 14))
+    x = rng.standard_normal((1, c, h, w)).astype(np.float32)
+    w1 = rng.standard_normal((4, c, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((3, 4, 3, 3)).astype(np.float32)
+    stride = [int(rng.integers(1, 3))] * 2
+
+    def build(v):
+        c1 = ConvOp.make(v[:2], pads=[1, 1, 1, 1])
+        r = ReluOp.make([c1.results[0]])
+        c2 = ConvOp.make([r.results[0], v[2]], pads=[1, 1, 1, 1], strides=stride)
+        return [c1, r, c2], [c2.results[0]]
+
+    return grouped(build, [x, w1, w2]), [x, w1, w2]
+
+
+CHAINS = {"gemm_bias_relu": _chain_gemm_bias_relu, "layernorm_gemm": _chain_layernorm_gemm,
+          "conv_relu_conv": _chain_conv_relu_conv}
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_chains(name, seed):
+    rng = np.random.default_rng(seed)
+    module, inputs = CHAINS[name](rng)
+    check_plan(module, inputs, random_candidate(rng, group_spec(the_group(module))), SMALL)
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_the_searched_plan_runs(name):
+    module, inputs = CHAINS[name](np.random.default_rng(7))
+    spec = group_spec(the_group(module))
+    plan = search(spec, SMALL)
+    assert check_plan(module, inputs, plan.candidate, SMALL)
+
+
+def test_batchnorm_group_shards_only_c():
+    x = np.zeros((4, 64, 16, 16), np.float32)
+    c = np.ones(64, np.float32)
+    module = single(BatchNormInferenceOp, [x, c, c, c, c])
+    plan = search(group_spec(the_group(module)), DEFAULT_CONFIG)
+    n, ch, h, w = plan.candidate.sharding
+    assert (n, h, w) == (1, 1, 1) and plan.candidate.split[1] == 1
+
+
+def test_gemm_k_split_accumulates_partial_sums():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 8)).astype(np.float32)
+    module = single(GemmOp, [a, b])
+    assert check_plan(module, [a, b], Candidate((1, 1), (1, 1), ReduceCut(2, (1,), (4,))),
+                      DEFAULT_CONFIG)
+    assert check_plan(module, [a, b], Candidate((2, 1), (1, 1), ReduceCut(2, (4,), (2,))),
+                      DEFAULT_CONFIG)
+
+
+def test_conv_slices_read_halos():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 3, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    module = single(ConvOp, [x, w], pads=[1, 1, 1, 1])
+    spec = group_spec(the_group(module))
+    plan = evaluate(spec, Candidate((1, 1, 4, 1), (1, 1, 2, 1)), DEFAULT_CONFIG)
+    load = plan.slice_shapes[0]
+    assert load[2] == 2 + 2  # 2 output rows read 4 input rows (a halo of 1 on each side)
+    assert check_plan(module, [x, w], plan.candidate, DEFAULT_CONFIG)
+
+
+def test_too_small_an_spm_names_the_group_and_what_it_needs():
+    x = np.zeros((1, 64, 8, 8), np.float32)
+    w = np.zeros((64, 64, 3, 3), np.float32)
+    module = single(ConvOp, [x, w], pads=[1, 1, 1, 1])
+    tiny = TX8Config(spm_bytes_per_tile=4096)
+    with pytest.raises(NoPlan, match=r"group 7: .* 4096 bytes of SPM .* needs \d+ bytes"):
+        search(group_spec(the_group(module)), tiny, name="group 7")

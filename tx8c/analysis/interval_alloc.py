@@ -1,0 +1,184 @@
+"""Placing buffers with known lifetimes in one memory: offsets, peak and a lower bound.
+
+Shared by SPM allocation (per group, time in cycles of its schedule) and DDR allocation
+(per model, time in group order). A `Buffer` has a size and a set of live intervals (a
+multi-buffer copy that serves every other step is live in several disjoint intervals,
+seed 003 SA_BufferMerge keeps them apart); it gets one offset for all of them. Two buffers
+conflict when some of their intervals overlap in time; conflicting buffers must not
+overlap in memory.
+
+**Bound.** At any instant the buffers live then occupy disjoint memory, each at least
+its size rounded up to the alignment (offsets are aligned, so no other buffer can start
+inside the last unit it touches). So `max_live` - the largest total of aligned sizes live
+at one instant - is a lower bound of any placement's peak (the highest aligned end).
+
+**Placement.** Finding the optimal placement is NP-hard (dynamic storage allocation); the
+seed places buffers first-fit in order of their start. Here several greedy orders are
+tried - by start (the seed's), by size, by area (size x live time), by length of life -
+each placing a buffer at the lowest aligned offset that clears every conflicting buffer
+placed before it, and the lowest peak wins. The result is reported beside the bound.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tx8c.errors import Tx8Error
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A buffer of `size` bytes live during the half-open time intervals `live`."""
+
+    name: str
+    size: int
+    live: tuple[tuple[int, int], ...]
+
+    @property
+    def start(self) -> int:
+        return min(a for a, _ in self.live)
+
+    @property
+    def end(self) -> int:
+        return max(b for _, b in self.live)
+
+    @property
+    def live_time(self) -> int:
+        return sum(b - a for a, b in self.live)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Offsets of the buffers (by name), the peak (highest aligned end), the bound, and
+    the greedy order that gave the placement."""
+
+    offsets: tuple[tuple[str, int], ...]
+    peak: int
+    lower_bound: int
+    order: str
+
+    def offset(self, name: str) -> int:
+        return dict(self.offsets)[name]
+
+    @property
+    def ratio(self) -> float:
+        return self.peak / self.lower_bound if self.lower_bound else 1.0
+
+
+class OutOfMemory(Tx8Error):
+    """No placement fits in the capacity."""
+
+
+def aligned(size: int, align: int) -> int:
+    return -(-size // align) * align
+
+
+def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
+    """The largest total of aligned sizes live at one instant (the lower bound)."""
+    events: list[tuple[int, int]] = []
+    for b in buffers:
+        size = aligned(b.size, align)
+        for start, end in b.live:
+            if end > start:
+                events.append((start, size))
+                events.append((end, -size))
+    events.sort()  # at one instant, ends (negative) come before starts
+    live = best = 0
+    for _, delta in events:
+        live += delta
+        best = max(best, live)
+    return best
+
+
+def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
+    """For each buffer, the indices of the buffers live at the same time as it (a sweep
+    over interval starts)."""
+    intervals = sorted(
+        (start, end, i) for i, b in enumerate(buffers) for start, end in b.live if end > start
+    )
+    neighbours: list[set[int]] = [set() for _ in buffers]
+    active: list[tuple[int, int]] = []  # (end, buffer) of intervals still open
+    for start, end, i in intervals:
+        while active and active[0][0] <= start:
+            heapq.heappop(active)
+        for _, j in active:
+            if j != i:
+                neighbours[i].add(j)
+                neighbours[j].add(i)
+        heapq.heappush(active, (end, i))
+    return neighbours
+
+
+ORDERS: dict[str, Callable[[Buffer], tuple]] = {
+    "start": lambda b: (b.start, -b.size, b.name),
+    "size": lambda b: (-b.size, b.start, b.name),
+    "area": lambda b: (-b.size * b.live_time, b.start, b.name),
+    "life": lambda b: (-(b.end - b.start), -b.size, b.name),
+}
+
+
+def place(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[int]],
+          align: int) -> tuple[list[int], int]:
+    """Greedy placement in `order`: each buffer at the lowest aligned offset clear of the
+    conflicting buffers already placed. Returns (offsets, peak)."""
+    offsets = [-1] * len(buffers)
+    peak = 0
+    for i in order:
+        size = aligned(buffers[i].size, align)
+        taken = sorted(
+            (offsets[j], offsets[j] + aligned(buffers[j].size, align))
+            for j in neighbours[i] if offsets[j] >= 0
+        )
+        offset = 0
+        for lo, hi in taken:
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        offsets[i] = offset
+        peak = max(peak, offset + size)
+    return offsets, peak
+
+
+def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = None,
+             orders: Sequence[str] = tuple(ORDERS)) -> Allocation:
+    """The best placement over the greedy `orders`; `OutOfMemory` when even the best
+    exceeds `capacity` (the message gives the peak and the bound)."""
+    buffers = list(buffers)
+    bound = max_live(buffers, align)
+    neighbours = conflicts(buffers)
+    best: tuple[int, list[int], str] | None = None
+    for name in orders:
+        order = sorted(range(len(buffers)), key=lambda i: ORDERS[name](buffers[i]))
+        offsets, peak = place(buffers, order, neighbours, align)
+        if best is None or peak < best[0]:
+            best = (peak, offsets, name)
+        if peak == bound:  # cannot do better
+            break
+    peak, offsets, name = best if best else (0, [], "none")
+    if capacity is not None and peak > capacity:
+        raise OutOfMemory(
+            f"the buffers need {peak} bytes (at least {bound} are live at once), "
+            f"{capacity} are available"
+        )
+    return Allocation(
+        tuple((b.name, o) for b, o in zip(buffers, offsets, strict=True)), peak, bound, name
+    )
+
+
+def check_placement(buffers: Sequence[Buffer], allocation: Allocation, align: int = 1) -> None:
+    """Raise AssertionError if two buffers live at the same time overlap in memory or an
+    offset is not aligned (used by tests and by the plan checks)."""
+    where = dict(allocation.offsets)
+    neighbours = conflicts(buffers)
+    for i, b in enumerate(buffers):
+        lo = where[b.name]
+        assert lo % align == 0, f"{b.name} at {lo} is not {align}-aligned"
+        for j in neighbours[i]:
+            other = buffers[j]
+            olo = where[other.name]
+            assert lo + b.size <= olo or olo + other.size <= lo, (
+                f"{b.name} [{lo}, {lo + b.size}) and {other.name} [{olo}, "
+                f"{olo + other.size}) overlap while both are live"
+            )

@@ -1,0 +1,286 @@
+"""What passes share: the one home of the small IR helpers (DESIGN.md, "Source layout").
+
+A helper that two passes need lives here, once, instead of in one pass that the other
+imports (passes never import other passes) or in a copy per pass:
+
+- shapes and sizes: `shape_of`, `num_elements`, `logical_bytes`, `stored_bytes`;
+- constants: `defining_constant`, `constant_array`, `is_constant`, and
+  `erase_dead_constants` for the constants a rewrite left without users; `dense_array`,
+  the value of a dense elements attribute as a read-only view of its bytes (no copy: the
+  constant container holds a model's weights this way);
+- constants beside a result, along one axis of it (per-channel parameters):
+  `aligned_along`, `channel_vector`, `masked`, `stack_along`;
+- ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
+  `sole_user`, `blocks_of`;
+- statistics: `record_pass_stats` / `read_pass_stats`, a pass's counts in a module
+  attribute (a dictionary of dictionaries of ints and strings, so they survive printing
+  and parsing).
+
+Bytes. A tensor value has two sizes, and each has one name:
+
+- `logical_bytes(value)`: element count x element size, the compact size of its values
+  whatever layout holds them. Cost models that compare data moved before any layout is
+  decided use it (peephole's concat-to-pad model, layout-preset-to-npu's transposes).
+- `stored_bytes(shape, dtype, mem_layout, config)` (defined with the layouts in
+  `tx8c.target.mem_layout`, re-exported here): the bytes the value occupies in a
+  mem_layout, channel padding and batch alignment included (Cx/NCx hold more than
+  Tensor/NTensor). SPM and DDR allocation must only ever use stored bytes: a buffer sized
+  by its logical bytes overlaps the next one as soon as the value is channel-aligned.
+
+This module sits below the dialect: it imports xDSL, numpy, the dialect's leaf helpers and
+`tx8c.target` only, so the interfaces and the op classes can use it too. It therefore recognises a
+constant by xDSL's `ConstantLike` trait (which `tx8be.Constant` declares) and rebuilds an
+op through the op's own class, never by importing an op class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
+from xdsl.traits import ConstantLike
+
+from tx8c.dialect.ops._util import broadcast_shape
+from tx8c.dialect.types import to_numpy_dtype
+from tx8c.target.mem_layout import stored_bytes as stored_bytes  # re-exported (docstring)
+
+if TYPE_CHECKING:
+    from tx8c.dialect.ops.backend import ConstantOp
+
+# --------------------------------------------------------------------------------------
+# Shapes
+# --------------------------------------------------------------------------------------
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a tensor value."""
+    return tuple(value.type.get_shape())
+
+
+def num_elements(value: SSAValue) -> int:
+    """How many elements the tensor `value` holds."""
+    return int(np.prod(shape_of(value), dtype=np.int64))
+
+
+def logical_bytes(value: SSAValue) -> int:
+    """The compact size of the tensor `value`: its element count times its element size,
+    whatever memory layout it will be stored in."""
+    return num_elements(value) * _itemsize(value.type.get_element_type())
+
+
+@lru_cache(maxsize=64)
+def _itemsize(element_type: Attribute) -> int:
+    return to_numpy_dtype(element_type).itemsize
+
+
+# --------------------------------------------------------------------------------------
+# Constants
+# --------------------------------------------------------------------------------------
+
+
+def defining_constant(value: SSAValue | None) -> ConstantOp | None:
+    """The `tx8be.Constant` (the op with the `ConstantLike` trait) that defines `value`;
+    None when something else does (another op, a block argument) or `value` is None."""
+    owner = value.owner if value is not None else None
+    if isinstance(owner, Operation) and owner.has_trait(ConstantLike):
+        return owner
+    return None
+
+
+def constant_array(value: SSAValue | None) -> np.ndarray | None:
+    """The array of `value` when a `tx8be.Constant` defines it, else None."""
+    constant = defining_constant(value)
+    return constant.attr("value") if constant is not None else None
+
+
+def dense_array(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The attribute's value, a read-only view of its bytes (a splat is expanded)."""
+    dtype = to_numpy_dtype(attr.get_element_type())
+    shape = tuple(attr.get_shape())
+    data = np.frombuffer(attr.data.data, dtype=dtype)
+    if data.size == 1 and int(np.prod(shape)) != 1:  # splat: one element for all
+        data = np.full(shape, data[0], dtype=dtype)
+        data.flags.writeable = False
+        return data
+    return data.reshape(shape)
+
+
+def is_constant(value: SSAValue | None) -> bool:
+    """A `tx8be.Constant` defines `value`."""
+    return defining_constant(value) is not None
+
+
+def erase_dead_constants(
+    values: Sequence[SSAValue | None],
+    erase: Callable[[Operation], None] = Rewriter.erase_op,
+) -> None:
+    """Erase the Constants defining `values` that no op uses any more (each once, and
+    only if still in a block). Inside a rewrite pattern, `erase` is the PatternRewriter's
+    `erase`, so the walker hears of it."""
+    for constant in dict.fromkeys(defining_constant(v) for v in values):
+        if constant is not None and constant.parent is not None:
+            if constant.results[0].first_use is None:
+                erase(constant)
+
+
+# --------------------------------------------------------------------------------------
+# Constants along one axis of a result (per-channel parameters)
+# --------------------------------------------------------------------------------------
+
+
+def aligned_along(
+    array_shape: tuple[int, ...], out_shape: tuple[int, ...], axis: int
+) -> tuple[int, ...] | None:
+    """The shape an operand of `array_shape` takes beside a result of `out_shape` when it
+    is extended to the result's rank and its `axis` dim to the result's: None when the
+    operand would broadcast the result to a bigger shape."""
+    rank = len(out_shape)
+    if len(array_shape) > rank or broadcast_shape(array_shape, out_shape) != out_shape:
+        return None
+    shape = [1] * (rank - len(array_shape)) + list(array_shape)
+    shape[axis] = out_shape[axis]
+    return tuple(shape)
+
+
+def channel_vector(
+    constant: np.ndarray, out_shape: Sequence[int], axis: int
+) -> np.ndarray | None:
+    """`constant` as a [C] vector (C = out_shape[axis]) when, beside a value of
+    `out_shape`, it varies along `axis` only: it broadcasts to `out_shape` without
+    growing it and has size 1 in every other dim (a scalar qualifies: the same factor for
+    every channel). None otherwise."""
+    out_shape = tuple(out_shape)
+    aligned = aligned_along(constant.shape, out_shape, axis)
+    if aligned is None or any(d != 1 for i, d in enumerate(aligned) if i != axis):
+        return None
+    full = constant.reshape((1,) * (len(aligned) - constant.ndim) + constant.shape)
+    return np.broadcast_to(full, aligned).reshape(-1)
+
+
+def masked(shape: Sequence[int], axis: int) -> tuple[int, ...]:
+    """`shape` with its `axis` dim replaced by -1 (the part that must agree across
+    values stacked along `axis`)."""
+    out = list(shape)
+    out[axis] = -1
+    return tuple(out)
+
+
+def stack_along(
+    arrays: Sequence[np.ndarray], out_shapes: Sequence[tuple[int, ...]], axis: int
+) -> np.ndarray | None:
+    """Operands of several results (`out_shapes`) concatenated along the results' `axis`;
+    each is first extended to the result rank and broadcast along `axis`. The leading unit
+    dims that no operand had are dropped again, so per-channel vectors stay vectors. None
+    when an operand broadcasts its result or the operands disagree outside `axis`."""
+    pieces = []
+    for array, out_shape in zip(arrays, out_shapes, strict=True):
+        shape = aligned_along(array.shape, out_shape, axis)
+        if shape is None:
+            return None
+        full = array.reshape((1,) * (len(shape) - array.ndim) + array.shape)
+        pieces.append(np.broadcast_to(full, shape))
+    if len({masked(p.shape, axis) for p in pieces}) != 1:
+        return None
+    stacked = np.concatenate(pieces, axis=axis)
+    keep = max(a.ndim for a in arrays)
+    lead = stacked.ndim - keep
+    if axis < lead:  # the operands were scalars along the axis: keep it
+        lead = axis
+    return stacked.reshape(stacked.shape[lead:])
+
+
+# --------------------------------------------------------------------------------------
+# Ops
+# --------------------------------------------------------------------------------------
+
+
+def rebuilt(
+    op: Operation,
+    operands: Sequence[SSAValue] | None = None,
+    *,
+    result_types: Sequence[Attribute] | None = None,
+    **attrs: Any,
+) -> Operation:
+    """A new op of `op`'s class, not inserted anywhere, that replaces `op`.
+
+    It reads `operands` (op's own when None) and has op's attributes, those named in
+    `attrs` replaced (Python values, as `Op.make` takes them). Its result types are
+    `result_types` when given, else what the new op's `infer_shapes()` says (an op with
+    regions, whose types come from its body, needs them given). op's regions move into
+    the new op.
+    """
+    cls = type(op)
+    operands = list(op.operands if operands is None else operands)
+    attributes = {**op.attributes, **cls.ir_attributes(attrs)}
+    if result_types is None:
+        result_types = cls.inferred_result_types(operands, attributes)
+    return cls.create(
+        operands=operands,
+        result_types=list(result_types),
+        attributes=attributes,
+        properties=dict(op.properties),
+        regions=[op.detach_region(r) for r in list(op.regions)],
+    )
+
+
+def sole_user(value: SSAValue) -> Operation | None:
+    """The op that uses `value`, when it has exactly one use and that op is in the same
+    block as `value`'s definition (a value read twice by one op has two uses)."""
+    user = value.get_user_of_unique_use()
+    if user is None:
+        return None
+    home = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
+    return user if user.parent_block() is home else None
+
+
+def blocks_of(op: Operation) -> Iterator[Block]:
+    """Every block nested in `op` (function bodies and the regions inside them)."""
+    for inner in op.walk():
+        for region in inner.regions:
+            yield from region.blocks
+
+
+# --------------------------------------------------------------------------------------
+# Statistics
+# --------------------------------------------------------------------------------------
+
+
+def record_pass_stats(module: ModuleOp, attr_name: str, pass_name: str,
+                      stats: Mapping[str, int | str]) -> None:
+    """Store `stats` under `pass_name` in the module attribute `attr_name`; a pass that
+    runs again overwrites its own entry and keeps the others'."""
+    current = module.attributes.get(attr_name)
+    entries = dict(current.data) if isinstance(current, DictionaryAttr) else {}
+    entries[pass_name] = DictionaryAttr(
+        {
+            key: StringAttr(value) if isinstance(value, str) else IntegerAttr(int(value), i64)
+            for key, value in stats.items()
+        }
+    )
+    module.attributes[attr_name] = DictionaryAttr(entries)
+
+
+def read_pass_stats(module: ModuleOp, attr_name: str) -> dict[str, dict[str, int | str]]:
+    """The statistics recorded under `attr_name`, as plain Python values ({} if none)."""
+    current = module.attributes.get(attr_name)
+    if not isinstance(current, DictionaryAttr):
+        return {}
+    return {
+        name: {
+            key: value.data if isinstance(value, StringAttr) else value.value.data
+            for key, value in entry.data.items()
+        }
+        for name, entry in current.data.items()
+    }

@@ -1,0 +1,189 @@
+"""A group read once into frozen plain data: what the slicing search works on.
+
+`group_spec(group_op)` walks a `tx8be.Group`'s body once and records, for every op, its
+`Slicer` (shapes, windows, work), its engine, where its operands come from, and how its
+results are stored; after that the search never touches an xDSL object (DESIGN.md,
+"Backend data model"). Equal groups give equal specs, whose `key` makes the template
+cache of group-cost (seed 003: sliceHelpMap / GroupKey).
+
+What the search assumes of a group (group-ldst, issue 10, establishes it):
+- the body is topologically sorted and isolated from above: its block arguments are the
+  group inputs (tensors in DDR);
+- a group input is read into SPM by a load (`ddr_transfer() == "load"`, LoadVar), or read
+  from DDR by the op itself when its OpAttr `need_load` bit is clear (Gather's table);
+  constants are loaded by LoadConst nodes inside the group;
+- every yielded value is written back by a store (StoreVar);
+- the producer of the largest output drives the slicing (the anchor; the seed cuts its
+  "storeOp outShape", the same dims). Every node must lie upstream of it, or be a store of a value
+  computed on the way (an intermediate that leaves the group, another piece of a Split),
+  for the group to be cut; a group with another sink can only run whole (`sliceable`
+  False).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tx8c.dialect.layout import is_aligned
+from tx8c.dialect.types import short_name
+from tx8c.interfaces.oplib import Engine
+from tx8c.interfaces.sharding import Slicer
+
+
+@dataclass(frozen=True)
+class ValueRef:
+    """A value of the group: result `index` of node `node`, or group input `index` when
+    `node` is -1."""
+
+    node: int
+    index: int
+
+    @property
+    def is_input(self) -> bool:
+        return self.node < 0
+
+
+@dataclass(frozen=True)
+class Stored:
+    """How a value is stored: shape, element type and whether channel-aligned (Cx/NCx)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    aligned: bool
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op of the group.
+
+    `kind`: "load" (DDR -> SPM), "store" (SPM -> DDR) or "compute"; `inputs`: where each
+    operand comes from; `from_ddr[i]`: operand i is read straight from DDR (no SPM
+    buffer); `inplace`: the result may take the buffer of operand 0; `results`: how each
+    result is stored; `label`: the op's name and position, for reports."""
+
+    index: int
+    kind: str
+    engine: Engine
+    slicer: Slicer
+    inputs: tuple[ValueRef, ...]
+    from_ddr: tuple[bool, ...]
+    inplace: bool
+    results: tuple[Stored, ...]
+    label: str
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """A group as plain data (see the module docstring)."""
+
+    nodes: tuple[Node, ...]
+    inputs: tuple[Stored, ...]
+    outputs: tuple[ValueRef, ...]
+    anchor: int
+    """The node whose output dims the search cuts (the producer of the group's largest
+    output, or its store)."""
+    sliceable: bool
+
+    @property
+    def anchor_loops(self):
+        """The anchor's output loop dims: what a candidate shards and splits."""
+        slicer = self.nodes[self.anchor].slicer
+        return slicer.loops[: slicer.num_outputs]
+
+    @property
+    def anchor_shape(self) -> tuple[int, ...]:
+        return tuple(d.size for d in self.anchor_loops)
+
+    @property
+    def key(self) -> tuple:
+        """Equal keys, equal plans (the template cache key): everything but labels."""
+        return (
+            tuple((n.kind, n.engine, n.slicer, n.inputs, n.from_ddr, n.inplace, n.results)
+                  for n in self.nodes),
+            self.inputs, self.outputs, self.anchor,
+        )
+
+    def users(self) -> list[list[tuple[int, int]]]:
+        """For each node, the (node, operand index) pairs that read one of its results."""
+        users: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
+        for n in self.nodes:
+            for i, ref in enumerate(n.inputs):
+                if not ref.is_input:
+                    users[ref.node].append((n.index, i))
+        return users
+
+    def value(self, ref: ValueRef) -> Stored:
+        return self.inputs[ref.index] if ref.is_input else self.nodes[ref.node].results[ref.index]
+
+
+def _stored(value) -> Stored:
+    owner = value.owner
+    dev = getattr(owner, "attributes", {}).get("dev_info") if hasattr(owner, "attributes") \
+        else None
+    aligned = dev is not None and is_aligned(dev.get("mem_layout"))
+    t = value.type
+    return Stored(tuple(t.get_shape()), short_name(t.get_element_type()), aligned)
+
+
+def _input_stored(group, index: int) -> Stored:
+    """A group input is stored as its producer outside the group stored it."""
+    return _stored(group.operands[index])
+
+
+def group_spec(group) -> GroupSpec:
+    """Read `group` (a tx8be.Group) into a GroupSpec."""
+    block = group.block
+    number = {}
+    nodes = []
+    args = {arg: i for i, arg in enumerate(block.args)}
+    body = [op for op in block.ops if op is not group.yield_op]
+    for i, op in enumerate(body):
+        for r, result in enumerate(op.results):
+            number[result] = ValueRef(i, r)
+    for i, op in enumerate(body):
+        attr = op.query_op_attr()
+        inputs, from_ddr = [], []
+        for k, operand in enumerate(op.operands):
+            ref = ValueRef(-1, args[operand]) if operand in args else number[operand]
+            inputs.append(ref)
+            transfer = op.ddr_transfer()
+            needs_load = bool(attr.need_load >> k & 1)
+            from_ddr.append(ref.is_input and (transfer == "load" or not needs_load))
+        transfer = op.ddr_transfer()
+        kind = transfer if transfer in ("load", "store") else "compute"
+        nodes.append(Node(
+            index=i, kind=kind, engine=attr.engine, slicer=op.slicer(), inputs=tuple(inputs),
+            from_ddr=tuple(from_ddr), inplace=attr.mem_inplace,
+            results=tuple(_stored(r) for r in op.results),
+            label=f"{op.name.removeprefix('tx8be.')}#{i}",
+        ))
+    outputs = tuple(
+        ValueRef(-1, args[v]) if v in args else number[v] for v in group.yield_op.operands
+    )
+    anchor, sliceable = _anchor(nodes, outputs)
+    inputs = tuple(_input_stored(group, i) for i in range(len(block.args)))
+    return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
+
+
+def _anchor(nodes: list[Node], outputs) -> tuple[int, bool]:
+    """The producer of the largest stored output (its store when that is a group input),
+    and whether every node lies upstream of it or stores a value computed on the way."""
+    stores = [n for n in nodes if n.kind == "store"]
+    if not stores:
+        return (len(nodes) - 1 if nodes else -1), False
+    store = max(stores, key=lambda n: (_volume(n.results[0].shape), -n.index))
+    anchor = store.index if store.inputs[0].is_input else store.inputs[0].node
+    upstream = {anchor}
+    for n in reversed(nodes):
+        if n.index in upstream:
+            upstream.update(ref.node for ref in n.inputs if not ref.is_input)
+    side_stores = {n.index for n in nodes if n.kind == "store" and not n.inputs[0].is_input
+                   and n.inputs[0].node in upstream}
+    return anchor, len(upstream | side_stores) == len(nodes)
+
+
+def _volume(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count

@@ -1,0 +1,318 @@
+"""The search for a group's plan (seed 003, GroupCostPass's loop).
+
+The seed walks its space level by level - shardings ranked by the tiles they use
+(`space.ranked_shardings`), for each the smallest split that fits the SPM found by
+splitting one dim at a time (DS_TileSplit) - runs data split, time step, SPM allocation
+and estimate on each candidate, keeps the cheapest, and stops when the space is exhausted
+or a budget is reached. This search does the same, and goes past the first split that
+fits: a few more steps can pay (more overlap in the pipeline), so every split up to
+`extra_splits` steps beyond the first feasible one is estimated too, pipelined and not,
+and a node's reduction is cut (in time, and over the tiles a small output leaves idle)
+when it helps.
+
+`mode="exhaustive"` enumerates the whole space instead (every sharding of every level,
+every split of every dim, both pipeline modes, every reduction cut), up to
+`max_candidates`: it certifies the default search on small groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from tx8c.errors import Tx8Error
+from tx8c.interfaces.sharding import LoopDim
+from tx8c.slicing.evaluate import Evaluator, Rejected
+from tx8c.slicing.group import GroupSpec
+from tx8c.slicing.plan import Candidate, Plan, ReduceCut
+from tx8c.slicing.space import (
+    next_split,
+    products,
+    ranked_shardings,
+    split_order,
+    split_values,
+)
+from tx8c.slicing.steps import anchor_granules
+from tx8c.target.config import TX8Config
+
+MODES = ("default", "exhaustive")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Options of the search (group-cost's pass options).
+
+    - `mode`: "default" (the seed's walk, extended) or "exhaustive";
+    - `max_sharding`: at most this many tiles per group (default: all of the chip's);
+    - `n_first`: enumerate shardings and split dims from dim 0 (else from the last);
+    - `levels`: how many factor levels of shardings the default search visits (the
+      seed's opt_search);
+    - `extra_splits`: how many doublings of the split beyond the first that fits are
+      estimated per sharding in the first phase;
+    - `refine`: how many of the best shardings get every split of every dim;
+    - `max_candidates`: the exhaustive search's limit (it reports when it stops there).
+    """
+
+    mode: str = "default"
+    max_sharding: int | None = None
+    n_first: bool = True
+    levels: int = 2
+    extra_splits: int = 3
+    refine: int = 3
+    max_candidates: int = 20000
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise Tx8Error(f"search mode must be one of {', '.join(MODES)}, got '{self.mode}'")
+        if self.levels < 1 or self.extra_splits < 0 or self.max_candidates < 1:
+            raise Tx8Error("search levels must be >= 1, extra-splits >= 0, "
+                           "max-candidates >= 1")
+        if self.max_sharding is not None and self.max_sharding < 1:
+            raise Tx8Error(f"max-sharding must be >= 1, got {self.max_sharding}")
+
+
+class NoPlan(Tx8Error):
+    """No candidate of a group fits the target."""
+
+
+@dataclass
+class _Best:
+    evaluator: Evaluator
+    plan: Plan | None = None
+    evaluated: int = 0
+    smallest_spm: int | None = None
+
+    def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Plan | None:
+        self.evaluated += 1
+        try:
+            plan = self.evaluator(cand)
+        except Rejected as e:
+            need = _needed_spm(str(e))
+            if need is not None:
+                self.smallest_spm = need if self.smallest_spm is None else min(
+                    self.smallest_spm, need)
+            return None
+        if self.plan is None or _better(plan, self.plan):
+            self.plan = plan
+        return plan
+
+
+def _better(a: Plan, b: Plan) -> bool:
+    """Fewer cycles; then fewer tiles, less SPM (a cheaper plan of equal speed)."""
+    return (a.cycles, a.tiles, a.spm_peak) < (b.cycles, b.tiles, b.spm_peak)
+
+
+def _needed_spm(message: str) -> int | None:
+    for word in message.replace(",", " ").split():
+        if word.isdigit():
+            return int(word)
+    return None
+
+
+def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOptions(),
+           name: str = "group") -> Plan:
+    """The best plan found for `spec`; `NoPlan` (naming the group and the smallest SPM
+    any candidate needed) when none fits."""
+    best = _Best(Evaluator(spec, config))
+    loops = spec.anchor_loops
+    if not spec.sliceable:
+        best.offer(spec, Candidate((1,) * len(loops), (1,) * len(loops), None, False),
+                   config)
+    elif options.mode == "exhaustive":
+        for cand in exhaustive_candidates(spec, config, options):
+            if best.evaluated >= options.max_candidates:
+                break
+            best.offer(spec, cand, config)
+    else:
+        _default_search(spec, config, options, best)
+    if best.plan is None:
+        need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)" \
+            if best.smallest_spm else ""
+        raise NoPlan(
+            f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in "
+            f"{config.spm_bytes_per_tile} bytes of SPM per tile{need}; give the target "
+            "more SPM (--target-config) or split the group (opt-group=none)"
+        )
+    return replace(best.plan, candidates=best.evaluated)
+
+
+# -- the default walk -----------------------------------------------------------------------
+
+
+def _default_search(spec, config, options, best: _Best) -> None:
+    """Two phases: every sharding of the first `levels` levels at the smallest split that
+    fits (and, pipelined, at a few more steps along its first splittable dim); then, for
+    the `refine` best shardings, every split along each dim and pairs of dims."""
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
+                              options.max_sharding, options.n_first)
+    visited = [s for level in levels[: options.levels] for s in level]
+    none = (1,) * len(loops)
+    if none not in visited:
+        visited.append(none)
+    order = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
+    scored: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    for sharding in visited:
+        share = [math.ceil(dim.size / s) for dim, s in zip(loops, sharding, strict=True)]
+        fitted = _smallest_split(spec, sharding, share, granules, order, config, best)
+        if fitted is None:
+            continue
+        plans = [fitted]
+        open_dims = [d for d in order
+                     if next_split(share[d], fitted.candidate.split[d], granules[d])]
+        for cand in _deeper(fitted.candidate, share, granules, open_dims[:1], options):
+            plan = best.offer(spec, cand, config)
+            if plan is not None:
+                plans.append(plan)
+        top = min(plans, key=lambda p: p.cycles)
+        scored.append((top.cycles, sharding, fitted.candidate.split))
+    scored.sort()
+    for _, sharding, split in scored[: options.refine]:
+        share = [math.ceil(dim.size / s) for dim, s in zip(loops, sharding, strict=True)]
+        base = Candidate(sharding, split)
+        for cand in _deeper(base, share, granules, order, options):
+            best.offer(spec, cand, config)
+        for cand in _pairs(base, share, granules, order):
+            best.offer(spec, cand, config)
+    if best.plan is None or best.plan.tiles < config.tiles_per_chip:
+        for cand in _reduce_candidates(spec, loops, config, best):
+            best.offer(spec, cand, config)
+
+
+def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
+                    ) -> Plan | None:
+    """The seed's DS_TileSplit: split one dim at a time (in `split_order`) until the
+    candidate fits; its unpipelined form is offered too."""
+    split = [1] * len(share)
+    while True:
+        cand = Candidate(tuple(sharding), tuple(split))
+        plan = best.offer(spec, cand, config)
+        if plan is not None:
+            other = best.offer(spec, replace(cand, pipelined=False), config)
+            return plan if other is None or plan.cycles <= other.cycles else other
+        grown = _grow(split, share, granules, order)
+        if grown is None:
+            return None
+        split = grown
+
+
+def _deeper(base: Candidate, share, granules, dims, options) -> Iterator[Candidate]:
+    """More steps along each of `dims`: doubling the split until one granule per piece
+    (`extra_splits` doublings in the first phase, all of them when refining)."""
+    limit = options.extra_splits if len(dims) == 1 else 64
+    for d in dims:
+        split = list(base.split)
+        for _ in range(limit):
+            nxt = next_split(share[d], split[d] * 2 - 1, granules[d])
+            if nxt is None:
+                break
+            split[d] = nxt
+            yield Candidate(base.sharding, tuple(split), None, True)
+
+
+def _pairs(base: Candidate, share, granules, dims) -> Iterator[Candidate]:
+    """Doubling the splits of two dims together (a square-ish slice)."""
+    for i, a in enumerate(dims):
+        for b in dims[i + 1:]:
+            split = list(base.split)
+            while True:
+                na = next_split(share[a], split[a] * 2 - 1, granules[a])
+                nb = next_split(share[b], split[b] * 2 - 1, granules[b])
+                if na is None or nb is None:
+                    break
+                split[a], split[b] = na, nb
+                yield Candidate(base.sharding, tuple(split), None, True)
+
+
+def _grow(split, share, granules, order) -> list[int] | None:
+    for d in order:
+        nxt = next_split(share[d], split[d], granules[d])
+        if nxt is not None:
+            grown = list(split)
+            grown[d] = nxt
+            return grown
+    return None
+
+
+def _reduce_candidates(spec, loops, config, best: _Best) -> Iterator[Candidate]:
+    """Cutting the reduction of the group's NE node (or its only reducing node): in time
+    (psum) when nothing else fits, over the tiles a small output leaves idle."""
+    node = _reducing_node(spec)
+    if node is None:
+        return
+    reduction = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
+    if not any(d.cut for d in reduction):
+        return
+    base = best.plan.candidate if best.plan is not None else Candidate(
+        (1,) * len(loops), (1,) * len(loops))
+    used = best.plan.tiles if best.plan is not None else 1
+    spare = max(1, config.tiles_per_chip // max(1, _tiles(base.sharding)))
+    for split in _reduce_values(reduction, 8):
+        for shard in _reduce_values(reduction, spare):
+            if math.prod(shard) * used > config.tiles_per_chip and math.prod(shard) > 1:
+                continue
+            for pipelined in (True, False):
+                yield Candidate(base.sharding, base.split, ReduceCut(node, shard, split),
+                                pipelined)
+
+
+def _reduce_values(dims: list[LoopDim], limit: int) -> list[tuple[int, ...]]:
+    """Cuts of the reduction dims: powers of two up to `limit` on the first cuttable."""
+    first = next(i for i, d in enumerate(dims) if d.cut)
+    out = []
+    f = 1
+    while f <= limit and f <= dims[first].size:
+        cut = [1] * len(dims)
+        cut[first] = f
+        out.append(tuple(cut))
+        f *= 2
+    return out
+
+
+def _reducing_node(spec: GroupSpec) -> int | None:
+    nodes = [n for n in spec.nodes if n.kind == "compute"
+             and any(d.is_reduction for d in n.slicer.loops)]
+    ne = [n for n in nodes if n.engine == "NE"]
+    chosen = ne or nodes
+    return chosen[-1].index if len(chosen) >= 1 else None
+
+
+def _tiles(sharding) -> int:
+    return math.prod(sharding)
+
+
+# -- the exhaustive enumeration ---------------------------------------------------------------
+
+
+def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOptions
+                          ) -> Iterator[Candidate]:
+    """Every candidate of the space (see the module docstring)."""
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
+                              options.max_sharding, options.n_first)
+    shardings = [s for level in levels for s in level]
+    if (1,) * len(loops) not in shardings:
+        shardings.append((1,) * len(loops))
+    node = _reducing_node(spec)
+    reductions: list[ReduceCut | None] = [None]
+    if node is not None:
+        dims = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
+        if any(d.cut for d in dims):
+            for split in _reduce_values(dims, 8):
+                for shard in _reduce_values(dims, config.tiles_per_chip):
+                    if math.prod(split) * math.prod(shard) > 1:
+                        reductions.append(ReduceCut(node, shard, split))
+    for sharding in shardings:
+        share = [math.ceil(d.size / s) for d, s in zip(loops, sharding, strict=True)]
+        choices = [split_values(n, g) if d.split else [1]
+                   for n, g, d in zip(share, granules, loops, strict=True)]
+        for split in products(choices):
+            for red in reductions:
+                if red is not None and math.prod(red.sharding) * math.prod(sharding) > \
+                        config.tiles_per_chip:
+                    continue
+                for pipelined in (True, False):
+                    yield Candidate(sharding, split, red, pipelined)

@@ -1,0 +1,159 @@
+"""What every tile computes at every step of a plan: the exact unrolled form of a
+candidate, shared by the search (dependency sets, edge slices), the slice-by-slice
+reference run of a plan, and the lowered Program (issue 12).
+
+The anchor's loop space is cut into tile shares (`sharding`, near-equal pieces on each
+dim's granule; the first pieces are the largest), each share into steps (`split`). Steps
+run as a loop nest: dim 0 outermost, the last dim innermost, then - when the plan cuts
+a node's reduction in time - its reduction pieces innermost of all (partial sums
+accumulate over consecutive steps, seed 003's psum). A reduction cut over tiles gives
+each group of tiles that shares an output window one tile per reduction piece; the
+partials meet on the first of them (the owner) over the NoC.
+
+At each step every node's window follows from the anchor's (`propagate`). A node runs
+only when its window changes: a weight whose window does not depend on the inner loops
+is loaded once per outer iteration (hoisted). Nodes that consume the result of a
+reduction cut in time run at the *last* step of each run of equal windows (when the
+partial sum is complete), stores too; every other node at the *first*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import product
+
+from tx8c.interfaces.sharding import Window, piece_bounds
+from tx8c.slicing.group import GroupSpec
+from tx8c.slicing.plan import Candidate
+from tx8c.slicing.propagate import Windows, propagate
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One tile's share: its anchor window, its reduction window (when the plan cuts a
+    reduction over tiles) and whether it owns the share (runs what follows the
+    reduction)."""
+
+    index: int
+    anchor: Window
+    reduce: Window | None
+    owner: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of one tile: the node windows, and which nodes run (`runs[n]`); for a
+    node with a reduction cut in time, `first_piece` says the partial sum starts here."""
+
+    index: int
+    windows: Windows
+    runs: tuple[bool, ...]
+    first_piece: bool
+
+
+def _granules(spec: GroupSpec, block_dim: int | None, block: int) -> list[int]:
+    loops = spec.anchor_loops
+    return [max(d.granule, block if i == block_dim else 1) for i, d in enumerate(loops)]
+
+
+def anchor_granules(spec: GroupSpec, config) -> list[int]:
+    """Per anchor dim, the granule of its cuts: the dim's own, and a channel-aligned
+    stored output's channel block on its last dim (seed 003 alignCx)."""
+    out = spec.nodes[spec.anchor].results[0]
+    if not out.aligned or not out.shape:
+        return _granules(spec, None, 1)
+    c = out.shape[-1]
+    int8 = out.dtype in ("i8", "ui8")
+    block = c if c <= config.channel_threshold(int8) else config.channel_block(int8)
+    return _granules(spec, len(out.shape) - 1, block)
+
+
+def tiles(spec: GroupSpec, cand: Candidate, config) -> list[Tile]:
+    """The tile shares of a candidate (tile-major: anchor pieces, then reduction pieces)."""
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    per_dim = [piece_bounds(d.size, s, g)
+               for d, s, g in zip(loops, cand.sharding, granules, strict=True)]
+    reduce_pieces: list[Window | None] = [None]
+    if cand.reduce is not None:
+        node = spec.nodes[cand.reduce.node].slicer
+        dims = node.loops[node.num_outputs:]
+        reduce_pieces = [
+            Window.of(p) for p in product(*(
+                piece_bounds(d.size, s, d.granule)
+                for d, s in zip(dims, cand.reduce.sharding, strict=True)))
+        ]
+    out = []
+    for pairs in product(*per_dim):
+        for k, red in enumerate(reduce_pieces):
+            out.append(Tile(len(out), Window.of(pairs), red, k == 0))
+    return out
+
+
+def _step_windows(tile: Tile, cand: Candidate, granules) -> Iterator[tuple[Window, Window | None]]:
+    per_dim = [piece_bounds(hi - lo, s, g)
+               for (lo, hi), s, g in zip(tile.anchor.pairs(), cand.split, granules,
+                                         strict=True)]
+    reduce_steps: list[Window | None] = [tile.reduce]
+    if cand.reduce is not None and tile.reduce is not None:
+        reduce_steps = [
+            Window.of([(lo + a, lo + b) for (lo, _), (a, b) in zip(tile.reduce.pairs(), p,
+                                                                    strict=True)])
+            for p in product(*(piece_bounds(hi - lo, s)
+                               for (lo, hi), s in zip(tile.reduce.pairs(), cand.reduce.split,
+                                                      strict=True)))
+        ]
+    for pairs in product(*per_dim):
+        anchor = Window.of([(lo + a, lo + b) for (lo, _), (a, b) in zip(tile.anchor.pairs(),
+                                                                          pairs, strict=True)])
+        for red in reduce_steps:
+            yield anchor, red
+
+
+def downstream_of(spec: GroupSpec, node: int) -> set[int]:
+    """The nodes that read (transitively) the results of `node`."""
+    found = {node}
+    for n in spec.nodes:
+        if any(not r.is_input and r.node in found for r in n.inputs):
+            found.add(n.index)
+    found.discard(node)
+    return found
+
+
+def steps(spec: GroupSpec, cand: Candidate, tile: Tile, config) -> list[Step]:
+    """Every step of `tile`, in order, with the nodes that run at each."""
+    granules = anchor_granules(spec, config)
+    late = set()
+    if cand.reduce is not None:
+        late = downstream_of(spec, cand.reduce.node)
+    windows = []
+    for anchor, red in _step_windows(tile, cand, granules):
+        reduce = {cand.reduce.node: red} if cand.reduce is not None and red is not None else None
+        windows.append(propagate(spec, anchor, reduce))
+    out = []
+    for i, w in enumerate(windows):
+        prev = windows[i - 1].loops if i else None
+        nxt = windows[i + 1].loops if i + 1 < len(windows) else None
+        runs = []
+        for n in spec.nodes:
+            loop = w.loops[n.index]
+            if loop is None or (not tile.owner and n.index in late):
+                runs.append(False)
+            elif n.kind == "store" or n.index in late:
+                runs.append(nxt is None or nxt[n.index] != loop)
+            else:
+                runs.append(prev is None or prev[n.index] != loop)
+        first = True
+        if cand.reduce is not None and i:
+            node = cand.reduce.node
+            first = _outputs(windows[i - 1].loops[node], spec, node) != _outputs(
+                w.loops[node], spec, node)
+        out.append(Step(i, w, tuple(runs), first))
+    return out
+
+
+def _outputs(window: Window | None, spec: GroupSpec, node: int):
+    if window is None:
+        return None
+    return window.head(spec.nodes[node].slicer.num_outputs)

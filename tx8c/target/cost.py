@@ -1,0 +1,160 @@
+"""The cost model: an op's work (plain counts) -> cycles, with a `TX8Config` only.
+
+Ops report what one slice does (`tx8c.interfaces.oplib.Work`: NE matrix products, CT
+element passes, LSU transfers, FLOPs) and never a hardware number; this module is the one
+place those counts meet the machine. Every formula is written next to its code; figures
+marked "chosen default" in `tx8c.target.config` are not published and stay parameters.
+
+- **NE** (seed 003 "Neural Engine": one 8x16x8 block per step). A product (batch x m x k
+  x n) is padded to whole blocks, `batch * ceil(m/8) * ceil(k/16) * ceil(n/8)`. A tile
+  runs `ne_blocks_per_cycle` blocks per cycle in BF16/FP16 (4: 16 tiles x 4 x 1024 MACs x
+  2 x 1 GHz = 131 TFLOPS, the published 128 TFLOPS); other element types scale with the
+  published chip peaks: TF32 x 128/128, FP32 x 21/128, INT8 x 256/128.
+- **CT** (seed 003 "CGRA Tensor"): `ct_bytes_per_cycle` bytes per cycle, so
+  `ct_bytes_per_cycle / itemsize` elements of a simple pass per cycle; a special pass
+  (transcendental, division, root) costs `ct_special_cycles_per_pass` simple ones.
+- **LSU** (seed 003 "LSU"): a transfer moves the stored bytes of its tensor (the
+  `mem_layout` it is in: Cx padding included) at `lsu_bytes_per_cycle`; a transfer to or
+  from DDR is also bounded by the chip's DDR bandwidth, shared by the tiles streaming at
+  the same time: `ddr_bandwidth / clock / streaming_tiles` bytes per cycle per tile
+  (200 GB/s at 1 GHz is 200 B/cycle for the chip, 12.5 B/cycle per tile when all 16
+  stream). Each transfer pays `dma_setup_cycles`.
+- **Kernel calls** pay `kernel_issue_cycles` each (the kernel core writing the engine's
+  parameter registers).
+- **NoC** (cross-tile reduction of partial sums): a binary tree over the tiles,
+  ceil(log2(tiles)) rounds; a round sends the partial (`noc_bytes_per_cycle` per link,
+  `noc_hop_cycles` per hop) and adds it on the CT.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tx8c.interfaces.oplib import Engine, Matmul, Work
+from tx8c.target.config import TX8Config
+from tx8c.target.mem_layout import byte_size, resolve_dtype
+
+# -- peaks and rates -------------------------------------------------------------------------
+
+
+def peak_flops(dtype: str, config: TX8Config) -> int:
+    """The chip's published peak for arithmetic in `dtype` (IR name), per second."""
+    if dtype in ("f16", "bf16"):
+        return config.peak_bf16_flops_per_s
+    if dtype == "tf32":
+        return config.peak_tf32_flops_per_s
+    if dtype in ("i8", "ui8"):
+        return config.peak_int8_ops_per_s
+    return config.peak_fp32_flops_per_s  # f32 and wider types run at the FP32 rate
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def ne_blocks(matmul: Matmul, config: TX8Config) -> int:
+    """MAC blocks of one product after padding to the NE block (8 x 16 x 8)."""
+    return (
+        matmul.batch
+        * _ceil_div(matmul.m, config.ne_block_m)
+        * _ceil_div(matmul.k, config.ne_block_k)
+        * _ceil_div(matmul.n, config.ne_block_n)
+    )
+
+
+def ne_cycles(matmuls, dtype: str, config: TX8Config) -> int:
+    """Cycles of one tile's NE for `matmuls` in `dtype`: blocks / (blocks per cycle), the
+    rate scaled from BF16's by the published peaks."""
+    blocks = sum(ne_blocks(m, config) for m in matmuls)
+    if not blocks:
+        return 0
+    # blocks / (ne_blocks_per_cycle * peak(dtype) / peak_bf16), in integers
+    return _ceil_div(
+        blocks * config.peak_bf16_flops_per_s,
+        config.ne_blocks_per_cycle * peak_flops(dtype, config),
+    )
+
+
+def ct_elements_per_cycle(dtype: str, config: TX8Config) -> int:
+    return max(1, config.ct_bytes_per_cycle // resolve_dtype(dtype).itemsize)
+
+
+def ct_cycles(work: Work, config: TX8Config) -> int:
+    """Cycles of the CT for `work`'s element passes."""
+    per_cycle = ct_elements_per_cycle(work.dtype, config)
+    special = work.ct_special * config.ct_special_cycles_per_pass
+    return _ceil_div(work.ct_arith + special, per_cycle)
+
+
+def transfer_bytes(work: Work, config: TX8Config) -> int:
+    """Stored bytes `work`'s transfers move (in their mem layouts)."""
+    return sum(byte_size(t.shape, t.dtype, t.layout, config) for t in work.transfers)
+
+
+def ddr_bytes_per_cycle(config: TX8Config) -> float:
+    """The chip's DDR bandwidth in bytes per tile-clock cycle."""
+    return config.ddr_bandwidth_bytes_per_s / config.clock_hz
+
+
+def dma_cycles(nbytes: int, config: TX8Config, streaming_tiles: int = 1,
+               ddr: bool = True) -> int:
+    """Cycles of one DMA of `nbytes` on one tile: the LSU width, and for DDR the share
+    of the chip's DDR bandwidth of `streaming_tiles` tiles streaming at once."""
+    if nbytes <= 0:
+        return 0
+    rate = float(config.lsu_bytes_per_cycle)
+    if ddr:
+        rate = min(rate, ddr_bytes_per_cycle(config) / max(1, streaming_tiles))
+    return config.dma_setup_cycles + math.ceil(nbytes / rate)
+
+
+def noc_reduce_cycles(nbytes: int, dtype: str, tiles: int, config: TX8Config) -> int:
+    """A tree reduction of `nbytes` of partials in `dtype` over `tiles` tiles on the NoC:
+    ceil(log2(tiles)) rounds of a hop, the transfer and a CT add."""
+    if tiles <= 1 or nbytes <= 0:
+        return 0
+    rounds = math.ceil(math.log2(tiles))
+    elements = nbytes // resolve_dtype(dtype).itemsize
+    send = config.noc_hop_cycles + _ceil_div(nbytes, config.noc_bytes_per_cycle)
+    add = _ceil_div(elements, ct_elements_per_cycle(dtype, config))
+    return rounds * (send + add + config.kernel_issue_cycles)
+
+
+# -- one slice ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cycles:
+    """Cycles of one slice on its engine (`engine`), and the bytes it moved."""
+
+    engine: Engine
+    cycles: int
+    bytes: int = 0
+
+
+def cycles(work: Work, config: TX8Config, streaming_tiles: int = 1) -> Cycles:
+    """The cycles of one slice's `work` on its engine.
+
+    LSU work moves its transfers (a DDR one shares the DDR bandwidth with
+    `streaming_tiles` tiles; a TDMA one stays inside SPM); CT and NE work pays the kernel
+    call and its passes or blocks.
+    """
+    if work.engine == Engine.LSU:
+        total = nbytes = 0
+        for t in work.transfers:
+            size = byte_size(t.shape, t.dtype, t.layout, config)
+            nbytes += size
+            total += dma_cycles(size, config, streaming_tiles, t.ddr)
+        return Cycles(Engine.LSU, total, nbytes)
+    if work.engine == Engine.NE:
+        return Cycles(
+            Engine.NE, config.kernel_issue_cycles + ne_cycles(work.matmuls, work.dtype, config)
+        )
+    if work.engine == Engine.CT:
+        return Cycles(Engine.CT, config.kernel_issue_cycles + ct_cycles(work, config))
+    return Cycles(work.engine, 0)
+
+
+def seconds(cycle_count: int, config: TX8Config) -> float:
+    return cycle_count / config.clock_hz

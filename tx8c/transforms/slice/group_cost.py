@@ -1,0 +1,198 @@
+"""group-cost (seed 003, GroupCostPass): choose every group's sharding, split, pipeline
+and SPM placement by searching a cost model, and write the plan into the IR.
+
+Requires: groups made by the grouping stage (`group_tag` 0 groups are sliced; 2 run in
+DDR and are left alone), every op with its `dev_info` mem_layout (the layout stage).
+
+For each group the pass reads the body once into plain data (`tx8c.slicing.group`),
+searches (`tx8c.slicing.search`: the seed's space -> data split -> time step -> SPM
+allocation -> estimate loop, keeping the cheapest), and writes the result once:
+
+- on the group: `spm_alloc_size` (the SPM peak), `template_id` (the group whose plan it
+  reuses, or -1), `pipeline_parallel`, `sp_stage_num`, and `tx8c.plan`, the whole plan
+  as JSON (round-trips through tx8c-opt; the lowered Program reads it);
+- on every op of the body: `tile_parallel` (its loop dims' tile factors in
+  shape_spatial_sharding) and `dev_info` (temporal_mem_slice: its largest slice;
+  mem_addr: its result buffer's copies; multi_buf_en/num; imm_size and imm_addr).
+
+Templates (seed 003, sliceHelpMap): groups whose plain-data form is equal (same ops,
+attributes that matter to slicing, shapes, layouts, element types) take the first one's
+plan without a search.
+
+Options: `search` ("default" or "exhaustive"), `max-sharding`, `n-first`, `opt-search`
+(factor levels the default search visits), `dump-space` (print each group's ranked
+sharding space, the seed's levels, to stdout).
+
+Statistics (module attribute `tx8c.slicing`, read into report.json): per group its ops,
+plan, estimate, bound, SPM peak and lower bound; totals.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i1, i64
+from xdsl.passes import ModulePass
+
+from tx8c.dialect.attrs import DevAttr, ParallelAttr
+from tx8c.dialect.ops.backend import GroupOp
+from tx8c.slicing.group import GroupSpec, group_spec
+from tx8c.slicing.plan import Plan
+from tx8c.slicing.search import SearchOptions, search
+from tx8c.slicing.space import ranked_shardings, tiles_used
+from tx8c.slicing.steps import anchor_granules, tiles
+from tx8c.target.config import DEFAULT_CONFIG, TX8Config
+
+PLAN_ATTR = "tx8c.plan"
+STATS_ATTR = "tx8c.slicing"
+
+
+@dataclass(frozen=True)
+class GroupCostPass(ModulePass):
+    name = "group-cost"
+
+    search: str = "default"
+    max_sharding: int = 0
+    n_first: bool = True
+    opt_search: int = 2
+    dump_space: bool = False
+
+    def options(self) -> SearchOptions:
+        return SearchOptions(
+            mode=self.search, max_sharding=self.max_sharding or None, n_first=self.n_first,
+            levels=self.opt_search,
+        )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = target_config(op)
+        options = self.options()
+        templates: dict[tuple, tuple[int, Plan]] = {}
+        rows = []
+        for group in groups_to_slice(op):
+            gid = group.attr("group_id")
+            spec = group_spec(group)
+            if self.dump_space:
+                print_space(spec, gid, config)
+            found = templates.get(spec.key)
+            if found is None:
+                plan = search(spec, config, options, name=f"group {gid}")
+                templates[spec.key] = (gid, plan)
+                template = -1
+            else:
+                template, plan = found
+            write_plan(group, spec, plan, template, config)
+            rows.append(group_row(group, spec, plan, template))
+        op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows), sort_keys=True))
+
+
+def target_config(module: ModuleOp) -> TX8Config:
+    """The TX8Config the module was compiled for (module attribute `tx8c.target`, JSON of
+    the fields that differ from the default), else the default."""
+    attr = module.attributes.get("tx8c.target")
+    if attr is None:
+        return DEFAULT_CONFIG
+    from dataclasses import replace
+
+    return replace(DEFAULT_CONFIG, **json.loads(attr.data))
+
+
+def groups_to_slice(module: ModuleOp) -> list[GroupOp]:
+    return [g for g in module.walk() if isinstance(g, GroupOp) and g.attr("group_tag") != 2]
+
+
+def print_space(spec: GroupSpec, gid: int, config: TX8Config) -> None:
+    """The seed's ranked sharding levels of the anchor (DS_SpaceInit)."""
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    base = granules[-1] if granules else 1
+    shape = [d.size for d in loops]
+    print(f"group {gid}: {spec.nodes[spec.anchor].label} {shape}")
+    for i, level in enumerate(ranked_shardings(loops, config.tiles_per_chip, base)):
+        used = 1 << max(0, tiles_used(loops, level[0], base).bit_length() - 1)
+        listed = ", ".join(str(list(s)) for s in level)
+        print(f"  level{i}: factor={used}: {listed}")
+    sys.stdout.flush()
+
+
+def write_plan(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
+               config: TX8Config) -> None:
+    """The plan into the IR (see the module docstring)."""
+    group.attributes["spm_alloc_size"] = _int(plan.spm_peak)
+    group.attributes["template_id"] = _int(template)
+    group.attributes["pipeline_parallel"] = _bool(plan.candidate.pipelined)
+    group.attributes["sp_stage_num"] = _int(max(plan.stages, default=0) + 1)
+    group.attributes[PLAN_ATTR] = StringAttr(json.dumps(plan.as_dict(), sort_keys=True,
+                                                        separators=(",", ":")))
+    shares = tiles(spec, plan.candidate, config)
+    body = [op for op in group.block.ops if op is not group.yield_op]
+    for node, op in zip(spec.nodes, body, strict=True):
+        _write_op(op, node, plan, shares, spec)
+
+
+def _write_op(op, node, plan: Plan, shares, spec) -> None:
+    from tx8c.slicing.propagate import propagate
+
+    per_dim = [set() for _ in node.slicer.loops]
+    for tile in shares:
+        window = propagate(spec, tile.anchor).loops[node.index]
+        if window is not None:
+            for d in range(window.rank):
+                per_dim[d].add(window.dim(d))
+    op.attributes["tile_parallel"] = ParallelAttr.make(
+        shape_spatial_sharding=tuple(max(1, len(s)) for s in per_dim))
+    value = next((b for b in plan.buffers if b.node == node.index and b.kind == "value"),
+                 None)
+    imm = next((b for b in plan.buffers if b.node == node.index and b.kind == "imm"), None)
+    dev = op.attributes.get("dev_info") or DevAttr.make()
+    op.attributes["dev_info"] = dev.replace(
+        temporal_mem_slice=tuple(plan.slice_shapes[node.index]),
+        mem_addr=value.offsets if value else (),
+        multi_buf_en=bool(value and value.copies > 1),
+        multi_buf_num=value.copies if value else 1,
+        imm_size=imm.size if imm else 0,
+        imm_addr=imm.offsets[0] if imm else 0,
+    )
+
+
+def _int(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def _bool(v: bool) -> IntegerAttr:
+    return IntegerAttr(1 if v else 0, i1)
+
+
+def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int) -> dict:
+    return {
+        "group": group.attr("group_id"),
+        "ops": [n.label for n in spec.nodes],
+        "sharding": list(plan.candidate.sharding),
+        "split": list(plan.candidate.split),
+        "reduce": None if plan.candidate.reduce is None else {
+            "node": plan.candidate.reduce.node,
+            "sharding": list(plan.candidate.reduce.sharding),
+            "split": list(plan.candidate.reduce.split)},
+        "pipelined": plan.candidate.pipelined,
+        "tiles": plan.tiles,
+        "steps": plan.steps,
+        "cycles": plan.cycles,
+        "bound_cycles": plan.bound_cycles,
+        "engines": {e.lane: e.cycles for e in plan.engines},
+        "spm_peak": plan.spm_peak,
+        "spm_lower_bound": plan.spm_lower_bound,
+        "ddr_bytes": plan.ddr_bytes,
+        "candidates": plan.candidates,
+        "template_id": template,
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    return {
+        "groups": rows,
+        "cycles": sum(r["cycles"] for r in rows),
+        "bound_cycles": sum(r["bound_cycles"] for r in rows),
+        "templates_reused": sum(1 for r in rows if r["template_id"] >= 0),
+    }
