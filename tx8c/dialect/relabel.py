@@ -21,7 +21,7 @@ functions), never from a list of patterns, so it holds for any shape and dtype.
 - `RankView`: unit dims inserted into a shape (rank normalisation: `[1,128,768]` ->
   `[1,1,128,768]`), with the axis mapping ops use to follow it (`view_attributes`).
 
-The layout stage works with the default `TX8Config` (as `byte_size` there does); the
+The layout stage works with the default `TX8Config` (as `stored_bytes` there does); the
 functions take a config for other machines.
 """
 
@@ -38,7 +38,7 @@ from xdsl.ir import Attribute
 
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
-from tx8c.target.mem_layout import byte_size, same_bytes
+from tx8c.target.mem_layout import same_bytes, stored_bytes
 
 Shape = tuple[int, ...]
 Perm = tuple[int, ...]
@@ -212,7 +212,7 @@ def moved_bytes(
     it is the identity on the bytes (a relabel), else its result's size in that family."""
     if aligned in relabel_families(m, dtype, config):
         return 0
-    return byte_size(m.result, dtype, mem_layout_for(m.result, aligned), config)
+    return stored_bytes(m.result, dtype, mem_layout_for(m.result, aligned), config)
 
 
 def families_agree(

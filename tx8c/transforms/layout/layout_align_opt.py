@@ -48,7 +48,7 @@ from tx8c.analysis.layout_problem import (
 from tx8c.dialect.attrs import DevAttr
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.dialect.ops.backend import ChannelNormOp
-from tx8c.target.mem_layout import byte_size
+from tx8c.target.mem_layout import stored_bytes
 
 
 @dataclass
@@ -138,7 +138,7 @@ def _count_left(block: Block, stats: AlignOptStats) -> None:
             value = op.results[0]
             shape = tuple(value.type.get_shape())
             layout = mem_layout_for(shape, op.attr("direction"))
-            stats.channel_norm_bytes += byte_size(shape, value.type.get_element_type(), layout)
+            stats.channel_norm_bytes += stored_bytes(shape, value.type.get_element_type(), layout)
 
 
 @dataclass(frozen=True)

@@ -76,8 +76,8 @@ Strategies (pass option `strategy`):
   exactly, as an s-t minimum cut (`scipy.sparse.csgraph.maximum_flow`). Free ops are
   nodes; the source side is ALIGN, the sink side NALIGN; fixed ops are the terminals
   themselves and an op that follows an operand is merged into that operand's node.
-  Converting value v to ALIGN costs c1 = byte_size(v, Cx/NCx), to NALIGN
-  c2 = byte_size(v, Tensor/NTensor): the bytes the ChannelNorm writes, i.e. the size of
+  Converting value v to ALIGN costs c1 = stored_bytes(v, Cx/NCx), to NALIGN
+  c2 = stored_bytes(v, Tensor/NTensor): the bytes the ChannelNorm writes, i.e. the size of
   the target layout; both are 0 when v's bytes are the same in both families (nothing to
   convert). A Reshape or Transpose (`element_map()`) that is not a relabel costs the bytes
   it writes in each family where it is not the identity on the bytes (0 where it is:
@@ -135,7 +135,7 @@ from tx8c.dialect.layout import input_layouts, is_aligned, mem_layout_for, value
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.dialect.relabel import families_agree, moved_bytes
 from tx8c.interfaces.traits import Relabel
-from tx8c.target.mem_layout import byte_size
+from tx8c.target.mem_layout import stored_bytes
 
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
@@ -317,7 +317,7 @@ def _conversion_bytes(value: SSAValue, aligned: bool) -> int:
 @lru_cache(maxsize=4096)
 def _target_bytes(tensor_type: Attribute, aligned: bool) -> int:
     shape = tuple(tensor_type.get_shape())
-    return byte_size(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
+    return stored_bytes(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
 
 
 def build_problem(function: func.FuncOp) -> AlignProblem:

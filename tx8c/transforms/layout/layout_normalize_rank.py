@@ -114,7 +114,7 @@ from tx8c.dialect.relabel import (
 )
 from tx8c.interfaces.shape_inference import shape_of
 from tx8c.interfaces.traits import Relabel
-from tx8c.target.mem_layout import byte_size
+from tx8c.target.mem_layout import stored_bytes
 
 VIEWS = {1: RankView(1, (0,)), 3: RankView(3, (1,))}
 """The view of each odd rank: [d] -> [1, d], [d0, d1, d2] -> [d0, 1, d1, d2]."""
@@ -503,10 +503,10 @@ class _CompactRows:
     def _to_rows(self, op: Tx8beOp) -> None:
         result = op.results[0]
         shape, dtype = shape_of(result), _element_type(result)
-        written = byte_size(shape, dtype, mem_layout_for(shape, True))
+        written = stored_bytes(shape, dtype, mem_layout_for(shape, True))
         for index, value in enumerate(op.operands):
             rows = _rows(shape_of(value)) if len(shape_of(value)) >= 2 else None
-            if rows is None or byte_size(rows, dtype, mem_layout_for(rows, True)) >= written:
+            if rows is None or stored_bytes(rows, dtype, mem_layout_for(rows, True)) >= written:
                 continue  # reshaping this operand could move as much as it saves
             attrs = op.reshaped_operand_attributes(index, rows)
             if attrs is None:
