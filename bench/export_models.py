@@ -23,12 +23,17 @@ bert               ``BertModel``: 4 layers (12 with ``--full``), hidden 256, 4 h
 gpt2               ``GPT2LMHeadModel``: 4 layers (12 with ``--full``), n_embd 256, 4 heads
 llama              ``LlamaForCausalLM``: 2 layers (32 with ``--full``), hidden 256,
                    intermediate 688, 8 heads, 2 KV heads, vocab 32000, max positions 512
+swin               ``SwinConfig()`` (Swin-T: windowed attention, shifted windows, 224)
+lstm               a text classifier: Embedding 5000x128, a 2-layer bidirectional LSTM
+                   (hidden 256, batch first), Linear to 10 classes, sequence 64
+gru                the same with a 2-layer GRU (hidden 256, time first, one direction)
 =================  ==========================================================================
 
 Vision models take ``pixel_values`` 1x3x224x224 and return ``logits`` (1000 classes);
 ``bert`` takes ``input_ids`` and ``attention_mask`` (1x128 int64) and returns
 ``last_hidden_state``; ``gpt2`` and ``llama`` take ``input_ids`` (1x128 int64, no KV cache)
-and return ``logits``.  ``--full`` only raises the layer counts of the transformer models to
+and return ``logits``; ``lstm`` and ``gru`` take ``input_ids`` (1x64 int64) and return
+``logits`` (1x10).  ``--full`` only raises the layer counts of the transformer models to
 the library defaults (their widths stay as above; ``vit`` is then exactly ``ViTConfig()``).
 With ``--full`` those files are named ``<model>_full.onnx``.
 
@@ -283,6 +288,44 @@ def _llama_small(full: bool) -> torch.nn.Module:
     return _wrap(transformers.LlamaForCausalLM(cfg), ("input_ids",), "logits", ones_mask=True)
 
 
+def _swin(full: bool) -> torch.nn.Module:
+    """Swin-T exactly: `SwinConfig()` (window 7, shifted windows, depths 2-2-6-2)."""
+    cfg = transformers.SwinConfig(num_labels=NUM_LABELS)
+    return _wrap(transformers.SwinForImageClassification(cfg), ("pixel_values",), "logits")
+
+
+RNN_VOCAB, RNN_SEQ = 5000, 64
+
+
+class _RecurrentClassifier(torch.nn.Module):
+    """Embedding -> a 2-layer LSTM or GRU -> Linear on the last step's output."""
+
+    def __init__(self, cell: str) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(RNN_VOCAB, 128)
+        if cell == "lstm":
+            self.rnn = torch.nn.LSTM(128, 256, num_layers=2, bidirectional=True,
+                                     batch_first=True)
+            width = 512
+        else:
+            self.rnn = torch.nn.GRU(128, 256, num_layers=2)
+            width = 256
+        self.batch_first = cell == "lstm"
+        self.head = torch.nn.Linear(width, 10)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(input_ids)
+        if not self.batch_first:
+            x = x.transpose(0, 1)
+        out, _ = self.rnn(x)
+        last = out[:, -1] if self.batch_first else out[-1]
+        return self.head(last)
+
+
+def _rnn_inputs(gen: torch.Generator) -> dict[str, torch.Tensor]:
+    return {"input_ids": torch.randint(0, RNN_VOCAB, (1, RNN_SEQ), generator=gen)}
+
+
 SPECS: dict[str, Spec] = {
     s.name: s
     for s in [
@@ -302,6 +345,10 @@ SPECS: dict[str, Spec] = {
              vocab=50257),
         Spec("llama_small", _llama_small, _token_inputs(32000, False), "logits", causal=True,
              vocab=32000),
+        # Windowed attention and recurrences (issue 14's "Done when" models).
+        Spec("swin", _swin, _image_inputs, "logits"),
+        Spec("lstm", lambda full: _RecurrentClassifier("lstm").eval(), _rnn_inputs, "logits"),
+        Spec("gru", lambda full: _RecurrentClassifier("gru").eval(), _rnn_inputs, "logits"),
     ]
 }
 

@@ -175,3 +175,29 @@ def assert_same_values(before: list[np.ndarray], after: list[np.ndarray]) -> Non
     for b, a in zip(before, after, strict=True):
         assert b.dtype == a.dtype and b.shape == a.shape
         np.testing.assert_array_equal(a, b)
+
+
+def contracted_is_acyclic(successors, groups) -> bool:
+    """Whether the graph (`successors[i]`: the nodes node i feeds) stays acyclic with
+    every group of `groups` (sets of nodes) contracted to one node (Kahn's algorithm)."""
+    unit = {i: i for i in range(len(successors))}
+    for k, group in enumerate(groups):
+        for i in group:
+            unit[i] = ("g", k)
+    edges = {(unit[i], unit[j]) for i, s in enumerate(successors) for j in s
+             if unit[i] != unit[j]}
+    nodes = set(unit.values())
+    indegree = {u: 0 for u in nodes}
+    for _, b in edges:
+        indegree[b] += 1
+    ready = [u for u in nodes if indegree[u] == 0]
+    seen = 0
+    while ready:
+        u = ready.pop()
+        seen += 1
+        for a, b in edges:
+            if a == u:
+                indegree[b] -= 1
+                if indegree[b] == 0:
+                    ready.append(b)
+    return seen == len(nodes)

@@ -171,11 +171,11 @@ def parse_module(text: str, name: str = "<string>") -> ModuleOp:
 def verify_module(module: ModuleOp, name: str = "<string>") -> None:
     """Verify every op (and that every tensor shape is static: tx8c compiles static
     graphs); an `IRTextError` naming the op otherwise."""
+    check_static_shapes(module, name)
     try:
         module.verify()
     except DiagnosticException as e:  # xDSL's VerifyException and tx8be's OpRuleError
         raise IRTextError(f"{name}: the IR does not verify: {e}") from None
-    check_static_shapes(module, name)
 
 
 def check_static_shapes(module: ModuleOp, name: str = "<string>") -> None:

@@ -3,8 +3,8 @@
 DESIGN.md lists the stages (mid-end, layout, constants, grouping, slicing, DDR,
 codegen). A stage appears here only once its passes are implemented. `pipeline_spec`
 writes the pipeline as a `tx8c-opt -p` string, so any prefix of it can be replayed by
-hand; `run_pipeline` runs the passes one by one, timing each and handing the module after
-each pass to a callback (used for `--dump-ir-after-all` and `tx8c compare`).
+hand; `run_pipeline` runs the passes one by one, timing each and handing the module
+after each pass to a callback (used for `--dump-ir-after-all` and `tx8c compare`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ class CompileOptions:
     """0 turns the mid-end off; 1 (the default) runs it."""
     layout_strategy: str = "optimal"
     """How the layout passes place conversions: "greedy" (the seeds' walks) or "optimal"."""
+    opt_group: str = "default"
+    """The built-in op patterns of group-pattern (seed 003 opt_group): none, cnn,
+    transformer or default (cnn and transformer)."""
+    group_patterns: str | None = None
+    """A JSON file of op patterns; when given it replaces the built-in set."""
+    opt_barrier: bool = True
+    """Run group-dag (seed 003 opt_barrier): keep one barrier per layer of groups."""
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
@@ -45,6 +52,24 @@ class CompileOptions:
                 f"--layout-strategy must be one of {', '.join(STRATEGIES)}, "
                 f"got '{self.layout_strategy}'"
             )
+        self._check_grouping()
+
+    def _check_grouping(self) -> None:
+        """Unknown modes and unusable pattern files fail here, before the model is read."""
+        from tx8c.analysis.group_patterns import BUILTIN_PATTERNS, read_pattern_file
+
+        if self.opt_group not in BUILTIN_PATTERNS:
+            raise Tx8Error(
+                f"--opt-group must be one of {', '.join(BUILTIN_PATTERNS)}, "
+                f"got '{self.opt_group}'"
+            )
+        if self.group_patterns is not None:
+            if any(c in self.group_patterns for c in '"\\'):
+                raise Tx8Error(
+                    f"pattern file path '{self.group_patterns}' holds a quote or a "
+                    "backslash, which a pass pipeline cannot carry; rename the file"
+                )
+            read_pattern_file(self.group_patterns)
 
 
 def midend_spec() -> list[str]:
@@ -86,10 +111,32 @@ def constants_spec() -> list[str]:
     return ["move-constant", "const-norm"]
 
 
+def grouping_spec(options: CompileOptions) -> list[str]:
+    """The grouping stage (seed 003): patterns (unless opt-group is none and no pattern
+    file is given), single groups for the rest, loads and stores, the tile region, and
+    one barrier per layer of groups (opt_barrier)."""
+    stages = []
+    if options.group_patterns is not None:
+        stages.append(f'group-pattern{{pattern-file="{options.group_patterns}"}}')
+    elif options.opt_group != "none":
+        stages.append(f"group-pattern{{mode={options.opt_group}}}")
+    stages += ["group-optimization", "group-ldst", "group-mapping"]
+    if options.opt_barrier:
+        stages.append("group-dag")
+    return stages
+
+
+def slicing_spec(options: CompileOptions) -> list[str]:
+    """The slicing stage (seed 003 GroupCost): every group's plan."""
+    return ["group-cost"]
+
+
 def pipeline_spec(options: CompileOptions) -> str:
     stages = midend_spec() if options.opt_level >= 1 else []
     stages += layout_spec(options.layout_strategy)
     stages += constants_spec()
+    stages += grouping_spec(options)
+    stages += slicing_spec(options)
     return ",".join(stages)
 
 

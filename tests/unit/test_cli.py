@@ -112,9 +112,9 @@ def test_not_an_onnx_file(tmp_path: Path) -> None:
 
 
 def test_unsupported_op_writes_nothing(tmp_path: Path) -> None:
-    path = _save(tmp_path, _relu_model([2, 3], op="Hardmax"))
+    path = _save(tmp_path, _relu_model([2, 3], op="Bernoulli"))
     r = tx8c("compile", str(path), "-o", str(tmp_path / "out"))
-    assert_clean_error(r, "Hardmax (1 node: 'n0')")
+    assert_clean_error(r, "Bernoulli (1 node: 'n0')")
     assert not (tmp_path / "out").exists()
 
 
@@ -172,11 +172,11 @@ def test_output_path_that_is_an_existing_file(cnn: Path, tmp_path: Path) -> None
     assert target.read_text() == "keep me"
 
 
-@pytest.mark.parametrize("opset", [7, 22])
+@pytest.mark.parametrize("opset", [6, 27])
 def test_opset_outside_the_supported_range(tmp_path: Path, opset: int) -> None:
     path = _save(tmp_path, _relu_model([2, 3], opset=opset))
     r = tx8c("compile", str(path), "-o", str(tmp_path / "out"))
-    assert_clean_error(r, f"opset {opset}", "11 to 21", "version_converter")
+    assert_clean_error(r, f"opset {opset}", "7 to 26", "version_converter")
 
 
 def test_missing_model_file(tmp_path: Path) -> None:

@@ -68,7 +68,11 @@ class Allocation:
 
 
 class OutOfMemory(Tx8Error):
-    """No placement fits in the capacity."""
+    """No placement fits in the capacity; `peak` is the best placement's need."""
+
+    def __init__(self, message: str, peak: int = 0):
+        super().__init__(message)
+        self.peak = peak
 
 
 def aligned(size: int, align: int) -> int:
@@ -160,7 +164,7 @@ def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = N
     if capacity is not None and peak > capacity:
         raise OutOfMemory(
             f"the buffers need {peak} bytes (at least {bound} are live at once), "
-            f"{capacity} are available"
+            f"{capacity} are available", peak
         )
     return Allocation(
         tuple((b.name, o) for b, o in zip(buffers, offsets, strict=True)), peak, bound, name

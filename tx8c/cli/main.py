@@ -96,10 +96,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "opt_level": options.opt_level,
             "layout_strategy": options.layout_strategy,
             "opt_ddr": options.opt_ddr,
+            "opt_group": options.opt_group,
+            "group_patterns": options.group_patterns,
+            "opt_barrier": options.opt_barrier,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
         "constants": constants_report(result.module, consts_index),
+        "groups": _group_stats(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -121,6 +125,14 @@ def _layout_stats(module) -> dict:
     return read_layout_stats(module)
 
 
+def _group_stats(module) -> dict:
+    """The groups (ops, tag, barrier, boundary tensors and bytes) and the DDR bytes
+    between groups, against the singles-only grouping."""
+    from tx8c.analysis.group_stats import group_report
+
+    return group_report(module)
+
+
 def _file_name(stage: str) -> str:
     """A stage name fit for a file name: the pass name without its options."""
     return stage.split("{")[0]
@@ -132,6 +144,8 @@ def _options(args: argparse.Namespace, shapes: dict):
     return CompileOptions(
         input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
         opt_ddr=getattr(args, "opt_ddr", True),
+        opt_group=args.opt_group, group_patterns=args.group_patterns,
+        opt_barrier=args.opt_barrier,
     )
 
 
@@ -152,27 +166,44 @@ def _op_counts(module) -> dict[str, int]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from tx8c.ir import parse_module, read_ir_file, verify_module
-    from tx8c.sim.reference import main_function, run_reference
+    from tx8c.sim.reference import input_names, main_function, run_reference
 
     progress = Progress(args.quiet)
     mlir = _compiled_module_path(Path(args.compiled))
     inputs_path = Path(args.inputs)
-    check_output_file(Path(args.output), inputs=[inputs_path, mlir])
+    sources = [inputs_path, mlir, mlir.parent / BIN_FILE, mlir.parent / INDEX_FILE]
+    check_output_file(Path(args.output), inputs=sources)
+    text = read_ir_file(mlir)
+    if not text.strip():
+        raise Tx8Error(f"'{mlir}' is empty; give the model.mlir that `tx8c compile` wrote.")
     loader = ConstantsLoader(mlir)  # reads and checks consts.bin while the IR is parsed
-    module = parse_module(read_ir_file(mlir), str(mlir))
+    module = parse_module(text, str(mlir))
     verify_module(module, str(mlir))
     progress(f"parsed {mlir}")
     constants = loader.container_for(module)
     if constants is not None:
         progress(f"loaded {len(constants)} constants")
     inputs = load_npz(inputs_path)
+    _check_input_names(inputs, input_names(main_function(module)), inputs_path)
     check_fits(module, "running this model")
     progress("running the reference executor")
     outputs = run_reference(module, inputs, constants)
     names = _output_names(main_function(module))
-    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=[inputs_path, mlir])
+    write_npz(args.output, dict(zip(names, outputs, strict=True)), inputs=sources)
     progress(f"wrote {args.output} ({', '.join(names)})")
     return 0
+
+
+def _check_input_names(inputs: dict, names: list[str], path: Path) -> None:
+    missing = [n for n in names if n not in inputs]
+    unknown = [n for n in inputs if n not in names]
+    if missing or unknown:
+        raise Tx8Error(
+            f"the inputs in '{path}' do not match the model's: "
+            + (f"missing {missing}; " if missing else "")
+            + (f"unknown {unknown}; " if unknown else "")
+            + f"the model takes {names}, the file has {list(inputs)}."
+        )
 
 
 def _compiled_module_path(compiled: Path) -> Path:
@@ -350,6 +381,14 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="0 turns the mid-end off (default 1)")
     p.add_argument("--layout-strategy", default="optimal", choices=("greedy", "optimal"),
                    help="how layout passes place conversions (default optimal)")
+    p.add_argument("--opt-group", default="default",
+                   choices=("none", "cnn", "transformer", "default"),
+                   help="built-in op patterns for grouping (default: cnn and transformer); "
+                   "none makes every op its own group")
+    p.add_argument("--group-patterns", metavar="FILE",
+                   help="JSON file of op patterns for grouping (replaces --opt-group)")
+    p.add_argument("--no-opt-barrier", dest="opt_barrier", action="store_false",
+                   help="keep a barrier after every group (no group-dag)")
 
 
 def build_parser() -> argparse.ArgumentParser:

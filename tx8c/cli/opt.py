@@ -166,9 +166,9 @@ class Tx8cOptMain(xDSLOptMain):
         when the diagnostics flags ask for it, as xDSL's opt main does)."""
         try:
             module = self.parse_text(chunk, name, line_offset)
+            check_static_shapes(module, name)
             if not self.args.disable_verify:
                 module.verify()
-            check_static_shapes(module, name)
             self.apply_passes(module)
         except ParseError as e:
             if not self.args.parsing_diagnostics:

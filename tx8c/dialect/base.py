@@ -18,6 +18,7 @@ inference, its OpAttr and its compute. This module supplies what they share:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -113,19 +114,31 @@ def to_attr(kind: str, value: Any) -> Attribute:
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     if kind == "floats":
         return DenseArrayBase.from_list(f64, [float(v) for v in value])
-    if kind == "int":
-        return IntegerAttr(int(value), i64)
+    if kind in _SCALAR_TYPES:
+        return _scalar_attr(kind, _SCALAR_TYPES[kind](value))
     if kind == "float":
         return FloatAttr(float(value), f64)
-    if kind == "str":
-        return StringAttr(str(value))
-    if kind == "bool":
-        return IntegerAttr(1 if value else 0, i1)
     if kind == "dense":
         from tx8c.dialect.types import dense_attr
 
         return value if isinstance(value, Attribute) else dense_attr(np.asarray(value))
     raise ValueError(f"unknown attribute kind {kind}")
+
+
+_SCALAR_TYPES = {"int": int, "str": str, "bool": bool}
+"""Kinds whose attributes are shared (not floats: 0.0 and -0.0 are equal keys)."""
+
+
+@lru_cache(maxsize=8192)
+def _scalar_attr(kind: str, value: int | str | bool) -> Attribute:
+    """Attributes are immutable: one object per value serves every op (building an
+    IntegerAttr costs tens of microseconds, which passes that number thousands of groups
+    would pay again and again)."""
+    if kind == "int":
+        return IntegerAttr(value, i64)
+    if kind == "str":
+        return StringAttr(value)
+    return IntegerAttr(1 if value else 0, i1)
 
 
 def from_attr(kind: str, attr: Attribute) -> Any:

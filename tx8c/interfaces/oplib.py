@@ -59,6 +59,14 @@ class OpAttr:
     align_cx: bool = True
     has_kernel: bool = True
 
+    def loads(self, operand: int) -> bool:
+        """Operand `operand` is read from SPM: from outside a group it needs a LoadVar."""
+        return bool(self.need_load >> operand & 1)
+
+    def stores(self, result: int) -> bool:
+        """Result `result` is written to SPM: to leave a group it needs a StoreVar."""
+        return bool(self.need_store >> result & 1)
+
 
 @dataclass(frozen=True)
 class Matmul:
@@ -166,6 +174,16 @@ class OpLib:
         converted for it; None when the op's family is a free choice or fixed by its
         OpAttr."""
         return None
+
+    def moves_no_bytes(self) -> bool:
+        """True for a relabel: an op whose result is its operand's bytes as they are,
+        read under another shape (a Reshape, or a Transpose that leaves the bytes of its
+        layout in place). It costs nothing and runs wherever its operand lives, SPM or
+        DDR, so group-ldst neither loads its operand nor stores its result for it; a
+        group of relabels alone needs no load or store and runs in DDR (group_tag 2).
+        Default: False (every op moves or computes its result). A method, not a trait:
+        whether a Reshape moves no bytes depends on its shapes and layout."""
+        return False
 
     def ddr_transfer(self) -> str | None:
         """"load" for an op that brings a tensor from DDR into SPM (LoadVar, LoadConst),

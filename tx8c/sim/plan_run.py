@@ -177,3 +177,25 @@ def _outputs(spec, group, outputs, covered) -> list[np.ndarray]:
                 "exactly once per element")
         out.append(outputs[ref])
     return out
+
+
+def run_by_plans(module, inputs, constants=None, config: TX8Config | None = None
+                 ) -> list[np.ndarray]:
+    """The reference executor over `module`, with every group that has a plan run slice
+    by slice from it (`run_group`) instead of op by op."""
+    from tx8c.sim.reference import ReferenceExecutor
+    from tx8c.slicing.plan import Plan
+    from tx8c.transforms.slice.group_cost import PLAN_ATTR, target_config
+
+    config = config or target_config(module)
+
+    class _ByPlans(ReferenceExecutor):
+        def run_op(self, op, values):
+            if isinstance(op, GroupOp) and PLAN_ATTR in op.attributes:
+                import json
+
+                plan = Plan.from_dict(json.loads(op.attributes[PLAN_ATTR].data))
+                return run_group(op, plan, values, config, self.constants)
+            return super().run_op(op, values)
+
+    return _ByPlans(module, constants).run(inputs)

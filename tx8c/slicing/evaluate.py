@@ -64,7 +64,12 @@ class Task:
 
 
 class Rejected(Exception):
-    """A candidate that cannot run (a cut a node cannot make, or SPM overflow)."""
+    """A candidate that cannot run (a cut a node cannot make, or SPM overflow);
+    `spm_needed`: the bytes per tile it would need, when SPM is why."""
+
+    def __init__(self, reason: str, spm_needed: int | None = None):
+        super().__init__(reason)
+        self.spm_needed = spm_needed
 
 
 def _layout(shape, aligned):
@@ -140,12 +145,12 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     share = propagate(first.anchor, _reduce(cand, first.reduce))
     block = _channel_blocks(spec, config)
     try:
-        check_cuts(spec, whole.loops, share, "shard", block)
+        check_cuts(spec, whole, share, "shard", block)
         samples = []
         for which in ("first", "middle", "last"):
             anchor, red = _sample(first, pieces, reduce_pieces, which)
             w = propagate(anchor, _reduce(cand, red))
-            check_cuts(spec, share.loops, w, "split", block)
+            check_cuts(spec, share, w, "split", block)
             samples.append(w)
     except Infeasible as e:
         raise Rejected(str(e)) from None
@@ -585,13 +590,14 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     capacity = config.spm_bytes_per_tile
     bound = max_live(buffers, align)
     if bound > capacity:
-        raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available")
+        raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
+                       bound)
     placed = None
     if allocate_spm:
         try:
             placed = allocate(buffers, align, capacity)
         except OutOfMemory as e:
-            raise Rejected(str(e)) from None
+            raise Rejected(str(e), e.peak) from None
     offsets = dict(placed.offsets) if placed else {}
     plans = []
     for v in values:

@@ -28,6 +28,7 @@ from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Slicer
+from tx8c.ir_utils import stored_layout
 
 
 @dataclass(frozen=True)
@@ -117,17 +118,11 @@ class GroupSpec:
 
 
 def _stored(value) -> Stored:
-    owner = value.owner
-    dev = getattr(owner, "attributes", {}).get("dev_info") if hasattr(owner, "attributes") \
-        else None
-    aligned = dev is not None and is_aligned(dev.get("mem_layout"))
+    """How `value` is stored (`ir_utils.stored_layout`: a group input as its producer
+    outside the group stored it)."""
     t = value.type
-    return Stored(tuple(t.get_shape()), short_name(t.get_element_type()), aligned)
-
-
-def _input_stored(group, index: int) -> Stored:
-    """A group input is stored as its producer outside the group stored it."""
-    return _stored(group.operands[index])
+    return Stored(tuple(t.get_shape()), short_name(t.get_element_type()),
+                  is_aligned(stored_layout(value)))
 
 
 def group_spec(group) -> GroupSpec:
@@ -161,25 +156,40 @@ def group_spec(group) -> GroupSpec:
         ValueRef(-1, args[v]) if v in args else number[v] for v in group.yield_op.operands
     )
     anchor, sliceable = _anchor(nodes, outputs)
-    inputs = tuple(_input_stored(group, i) for i in range(len(block.args)))
+    inputs = tuple(_stored(arg) for arg in block.args)
     return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
 
 
 def _anchor(nodes: list[Node], outputs) -> tuple[int, bool]:
-    """The producer of the largest stored output (its store when that is a group input),
-    and whether every node lies upstream of it or stores a value computed on the way."""
+    """The node whose slices drive the group, and whether the group can be cut.
+
+    Tried in order of the size of what they store, the producers of stored values (a
+    store of a group input stands for itself): the first one that every node lies
+    upstream of, or whose store reads a value computed on the way to it, drives the
+    group. When none does, the largest drives it and the group runs whole."""
     stores = [n for n in nodes if n.kind == "store"]
     if not stores:
         return (len(nodes) - 1 if nodes else -1), False
-    store = max(stores, key=lambda n: (_volume(n.results[0].shape), -n.index))
-    anchor = store.index if store.inputs[0].is_input else store.inputs[0].node
+    ranked = sorted(stores, key=lambda n: (-_volume(n.results[0].shape), n.index))
+    producers = []
+    for store in ranked:
+        producer = store.index if store.inputs[0].is_input else store.inputs[0].node
+        if producer not in producers:
+            producers.append(producer)
+    for producer in producers:
+        if _covers(nodes, producer):
+            return producer, True
+    return producers[0], False
+
+
+def _covers(nodes: list[Node], anchor: int) -> bool:
     upstream = {anchor}
     for n in reversed(nodes):
         if n.index in upstream:
             upstream.update(ref.node for ref in n.inputs if not ref.is_input)
     side_stores = {n.index for n in nodes if n.kind == "store" and not n.inputs[0].is_input
                    and n.inputs[0].node in upstream}
-    return anchor, len(upstream | side_stores) == len(nodes)
+    return len(upstream | side_stores) == len(nodes)
 
 
 def _volume(shape) -> int:

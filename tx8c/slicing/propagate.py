@@ -12,7 +12,6 @@ only on whole channel blocks (seed 003's alignCx).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tx8c.interfaces.sharding import Window
@@ -55,7 +54,21 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
         for ref, operand in zip(node.inputs, slicer.back_window(window), strict=True):
             needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
     _side_stores(spec, loops, needed)
+    if anchor == Window.whole(spec.anchor_shape):
+        _whole_rest(spec, loops, needed)
     return Windows(tuple(loops), needed)
+
+
+def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
+    """An unsliced slice computes everything: a node the anchor does not reach (a group
+    that cannot be cut) runs on its whole loop space."""
+    for node in spec.nodes:
+        if loops[node.index] is None:
+            window = Window.whole(node.slicer.loop_shape)
+            loops[node.index] = window
+            for ref, operand in zip(node.inputs, node.slicer.back_window(window),
+                                    strict=True):
+                needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
 
 
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
@@ -81,15 +94,16 @@ def _side_stores(spec: GroupSpec, loops: list, needed: dict) -> None:
             needed[ref] = window if ref not in needed else needed[ref].hull(window)
 
 
-def check_cuts(spec: GroupSpec, whole: Sequence[Window | None], part: Windows, kind: str,
+def check_cuts(spec: GroupSpec, whole: Windows, part: Windows, kind: str,
                block: dict[ValueRef, tuple[int, int]]) -> None:
     """Raise `Infeasible` when a node's window in `part` cuts, relative to `whole` (its
     window one level up: the whole loop space for a tile's share, the tile's share for a
     step), a dim the node cannot cut that way (`kind`: "shard" or "split"), off its
     granule, or a channel-aligned value off its channel blocks (`block[value]`: (dim,
     granule))."""
+    whole_values = whole.values
     for node in spec.nodes:
-        window, outer = part.loops[node.index], whole[node.index]
+        window, outer = part.loops[node.index], whole.loops[node.index]
         if window is None or outer is None:
             continue
         for d, dim in enumerate(node.slicer.loops):
@@ -102,9 +116,10 @@ def check_cuts(spec: GroupSpec, whole: Sequence[Window | None], part: Windows, k
                                                          and hi != dim.size)):
                 raise Infeasible(f"{node.label} cuts loop dim {d} off its granule")
     for ref, (dim, granule) in block.items():
-        window = part.values.get(ref)
-        if window is None:
-            continue
+        window, outer_window = part.values.get(ref), whole_values.get(ref)
+        if window is None or (outer_window is not None and
+                              window.dim(dim) == outer_window.dim(dim)):
+            continue  # what the group reads of it anyway (a Slice's part), not a cut
         lo, hi = window.dim(dim)
         size = spec.value(ref).shape[dim]
         if (lo % granule) or (hi % granule and hi != size):

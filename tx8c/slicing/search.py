@@ -82,13 +82,15 @@ class _Best:
     plan: Plan | None = None
     evaluated: int = 0
     smallest_spm: int | None = None
+    first_reason: str = ""
 
     def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Plan | None:
         self.evaluated += 1
         try:
             plan = self.evaluator(cand)
         except Rejected as e:
-            need = _needed_spm(str(e))
+            self.first_reason = self.first_reason or str(e)
+            need = e.spm_needed
             if need is not None:
                 self.smallest_spm = need if self.smallest_spm is None else min(
                     self.smallest_spm, need)
@@ -101,13 +103,6 @@ class _Best:
 def _better(a: Plan, b: Plan) -> bool:
     """Fewer cycles; then fewer tiles, less SPM (a cheaper plan of equal speed)."""
     return (a.cycles, a.tiles, a.spm_peak) < (b.cycles, b.tiles, b.spm_peak)
-
-
-def _needed_spm(message: str) -> int | None:
-    for word in message.replace(",", " ").split():
-        if word.isdigit():
-            return int(word)
-    return None
 
 
 def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOptions(),
@@ -127,8 +122,10 @@ def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOp
     else:
         _default_search(spec, config, options, best)
     if best.plan is None:
-        need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)" \
-            if best.smallest_spm else ""
+        if best.smallest_spm is None:
+            raise NoPlan(f"{name}: no sharding/split of its {len(spec.nodes)} ops can run: "
+                         f"{best.first_reason}")
+        need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)"
         raise NoPlan(
             f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in "
             f"{config.spm_bytes_per_tile} bytes of SPM per tile{need}; give the target "

@@ -62,3 +62,27 @@ func.func @cast(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   func.return %0 : tensor<2x3xf32>
 }
 // CHECK: 'tx8be.Cast' op to = "f8" is not a supported element type
+
+// -----
+
+func.func @mod_float_needs_fmod(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tx8be.Mod %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+// CHECK: 'tx8be.Mod' op a f32 remainder needs fmod = true (ONNX Mod's rule)
+
+// -----
+
+func.func @mod_bool(%c: tensor<2x3xi1>) -> tensor<2x3xi1> {
+  %0 = tx8be.Mod %c, %c : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  func.return %0 : tensor<2x3xi1>
+}
+// CHECK: 'tx8be.Mod' op operand #0 has element type i1; this op accepts bf16, f16, f32, i32, i64, i8
+
+// -----
+
+func.func @round_int(%i: tensor<2x3xi32>) -> tensor<2x3xi32> {
+  %0 = tx8be.Round %i : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  func.return %0 : tensor<2x3xi32>
+}
+// CHECK: 'tx8be.Round' op operand #0 has element type i32; this op accepts bf16, f16, f32

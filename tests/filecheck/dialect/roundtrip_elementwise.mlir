@@ -94,3 +94,17 @@ func.func @clip_min_above_max(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = tx8be.Clip %a {min = 1.0 : f64, max = -1.0 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
+
+// Mod (integer: sign of the divisor; fmod: sign of the dividend), Round and Atan.
+func.func @mod_round_atan(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %i: tensor<2x3xi32>, %j: tensor<3xi32>) -> tensor<2x3xf32> {
+  // CHECK-LABEL: func.func @mod_round_atan
+  // CHECK-NEXT:  %{{.*}} = tx8be.Mod %i, %j : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  // CHECK-NEXT:  %{{.*}} = tx8be.Mod %a, %b {fmod = true} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT:  %{{.*}} = tx8be.Round %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT:  %{{.*}} = tx8be.Atan %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %0 = tx8be.Mod %i, %j : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = tx8be.Mod %a, %b {fmod = true} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %2 = tx8be.Round %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = tx8be.Atan %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %1 : tensor<2x3xf32>
+}

@@ -1,5 +1,5 @@
 """The ONNX importer: examples match onnxruntime, shape sub-graphs fold, Identity and
-Dropout vanish, one Constant per initializer, opsets 11..21, and clear errors."""
+Dropout vanish, one Constant per initializer, opsets 7..26, and clear errors."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def test_one_constant_per_initializer_even_when_shared() -> None:
 
 
 def _opset_model(opset: int) -> onnx.ModelProto:
-    """Ops whose form changed across opsets 11..21 (axes/split as attribute or input,
-    Softmax's 2-D coercion before opset 13)."""
+    """Ops whose form changed across opsets 7..26 (Clip's bounds as attributes before
+    opset 11, axes/split as attribute or input, Softmax's 2-D coercion before opset 13)."""
     inits = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
              (("lo", -0.5), ("hi", 0.5))]
     as_input = opset >= 13
@@ -82,7 +82,8 @@ def _opset_model(opset: int) -> onnx.ModelProto:
                   (("ax2", [2]), ("ax0", [0]), ("split", [1, 2]))]
     nodes = [
         helper.make_node("Softmax", ["x"], ["s"], axis=1),
-        helper.make_node("Clip", ["s", "lo", "hi"], ["c"]),
+        helper.make_node("Clip", ["s", "lo", "hi"], ["c"]) if opset >= 11 else
+        helper.make_node("Clip", ["s"], ["c"], min=-0.5, max=0.5),
         helper.make_node("ReduceSum", ["c", "ax2"] if as_input else ["c"], ["r"],
                          **({} if as_input else {"axes": [2]})),
         helper.make_node("Squeeze", ["r", "ax2"] if as_input else ["r"], ["q"],
@@ -96,8 +97,8 @@ def _opset_model(opset: int) -> onnx.ModelProto:
                   inits, opset=opset)
 
 
-@pytest.mark.parametrize("opset", [11, 12, 13, 15, 17, 19, 21])
-def test_opsets_11_to_21(opset: int) -> None:
+@pytest.mark.parametrize("opset", [7, 9, 10, 11, 12, 13, 15, 17, 19, 21, 22, 23, 25, 26])
+def test_opsets_7_to_26(opset: int) -> None:
     model = _opset_model(opset)
     inputs = random_inputs(model)
     expected = run_onnxruntime(model, inputs)
@@ -109,15 +110,15 @@ def test_opsets_11_to_21(opset: int) -> None:
 def test_unsupported_ops_are_listed_with_counts_and_names() -> None:
     nodes = [helper.make_node("Relu", ["x"], ["a"])]
     for i in range(5):
-        nodes.append(helper.make_node("Celu", ["a"], [f"c{i}"], name=f"celu{i}"))
-    nodes.append(helper.make_node("Hardmax", ["a"], ["h"], name="hm"))
+        nodes.append(helper.make_node("Bernoulli", ["a"], [f"c{i}"], name=f"bern{i}"))
+    nodes.append(helper.make_node("RoiAlign", ["a", "r", "b"], ["h"], name="roi"))
     model = _model(nodes, [_f32("x", [2, 3])], [_f32("h", [2, 3])])
     with pytest.raises(OnnxImportError) as err:
         import_onnx(model)
     text = str(err.value)
     assert "2 op type(s)" in text
-    assert "Celu (5 nodes: 'celu0', 'celu1', 'celu2', and 2 more)" in text
-    assert "Hardmax (1 node: 'hm')" in text
+    assert "Bernoulli (5 nodes: 'bern0', 'bern1', 'bern2', and 2 more)" in text
+    assert "RoiAlign (1 node: 'roi')" in text
 
 
 def test_dynamic_dimension_needs_input_shapes() -> None:
@@ -135,11 +136,11 @@ def test_input_shapes_naming_a_missing_input() -> None:
         import_onnx(model, {"nope": [1]})
 
 
-@pytest.mark.parametrize("opset", [9, 22])
+@pytest.mark.parametrize("opset", [6, 27])
 def test_opset_outside_the_supported_range(opset: int) -> None:
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_f32("x", [2])], [_f32("y", [2])],
                    opset=opset)
-    with pytest.raises(OnnxImportError, match=f"opset {opset}; tx8c imports opsets 11 to 21"):
+    with pytest.raises(OnnxImportError, match=f"opset {opset}; tx8c imports opsets 7 to 26"):
         import_onnx(model)
 
 
@@ -158,3 +159,34 @@ def test_compile_time_input_required() -> None:
     expected = "node 'r' \\(Reshape\\): input #1 \\('shape'\\) must"
     with pytest.raises(OnnxImportError, match=expected):
         import_onnx(model)
+
+
+def test_window_shape_arithmetic_folds() -> None:
+    """The shape sub-graphs of shifted-window models (Shape -> Mod -> Sub -> Range ->
+    Equal -> Where on constants) fold at import: only the run-time Pad and Add remain."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "two"], ["h"], axis=0),
+        helper.make_node("Mod", ["h", "window"], ["rest"]),
+        helper.make_node("Sub", ["window", "rest"], ["short"]),
+        helper.make_node("Mod", ["short", "window"], ["pad"]),
+        helper.make_node("Unsqueeze", ["pad", "axis0"], ["pad_1d"]),
+        helper.make_node("Concat", ["zeros3", "pad_1d", "zeros3", "pad_1d"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["padded"]),
+        helper.make_node("Range", ["zero", "h", "one"], ["rows"]),
+        helper.make_node("Mod", ["rows", "window"], ["in_window"]),
+        helper.make_node("Equal", ["in_window", "zero"], ["first"]),
+        helper.make_node("Where", ["first", "one_f", "zero_f"], ["mask"]),
+        helper.make_node("ReduceSum", ["mask"], ["count"], keepdims=0),
+        helper.make_node("Add", ["padded", "count"], ["y"]),
+    ]
+    ints = {"two": 2, "window": 4, "zero": 0, "one": 1, "axis0": [0], "zeros3": [0, 0, 0]}
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in ints.items()]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), n)
+              for n, v in (("one_f", 1.0), ("zero_f", 0.0))]
+    model = _model(nodes, [_f32("x", [1, 2, 6, 6])], [_f32("y", None)], inits)
+    inputs = random_inputs(model)
+    expected = run_onnxruntime(model, inputs)
+    result = import_onnx(model)
+    assert sorted(set(op_names(result.module))) == ["Add", "Constant", "Pad"]
+    np.testing.assert_allclose(run_reference(result.module, inputs)[0], expected[0], rtol=1e-6)

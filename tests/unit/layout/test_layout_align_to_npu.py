@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from examples.make_models import MODELS
 from tests.helpers import main_block as block_of
+from tests.random_graphs import random_inputs
 from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.analysis.min_cut import CAPACITY_LIMIT as _CAPACITY_LIMIT
 from tx8c.analysis.min_cut import int32_capacities as _int32_capacities
@@ -137,19 +138,6 @@ def channel_norms(module: ModuleOp) -> tuple[int, int, int]:
             else:
                 runtime += cn_bytes(op)
     return count, runtime, on_const
-
-
-def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for arg in block_of(module).args:
-        shape = tuple(arg.type.get_shape())
-        dtype = to_numpy_dtype(arg.type.get_element_type())
-        if np.issubdtype(dtype, np.floating):
-            arrays.append(rng.standard_normal(shape).astype(dtype))
-        else:
-            arrays.append(rng.integers(0, 2, shape).astype(dtype))
-    return arrays
 
 
 @cache

@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
 
 from examples.make_models import MODELS
 from tests.helpers import main_block as block_of
+from tests.random_graphs import NCHW, NHWC, Graph, X, random_inputs
+from tests.random_graphs import build_dag as random_dag
+from tests.random_graphs import dag_steps as random_dag_steps
 from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.dialect import all_ops, make_context
 from tx8c.dialect.base import Tx8beOp
@@ -30,7 +32,7 @@ from tx8c.dialect.ops import movement as mv
 from tx8c.dialect.ops import norm as nm
 from tx8c.dialect.ops import reduce_pool as rp
 from tx8c.dialect.ops import resize as rs
-from tx8c.dialect.types import tensor, tensor_of, to_numpy_dtype
+from tx8c.dialect.types import tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.interfaces.shape_inference import ShapeInference
@@ -49,9 +51,6 @@ from tx8c.transforms.layout.layout_preset_to_npu import (
 from tx8c.transforms.layout.layout_transmit import LayoutTransmitPass
 
 STRATEGIES = ("greedy", "optimal")
-NHWC = (0, 2, 3, 1)
-NCHW = (0, 3, 1, 2)
-X = (1, 4, 6, 6)
 
 
 # --------------------------------------------------------------------------------------
@@ -73,19 +72,6 @@ def preset(module: ModuleOp, strategy: str = "optimal") -> ModuleOp:
 
 def stats(module: ModuleOp) -> dict:
     return read_layout_stats(module)["layout-preset-to-npu"]
-
-
-def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for arg in block_of(module).args:
-        shape = tuple(arg.type.get_shape())
-        dtype = to_numpy_dtype(arg.type.get_element_type())
-        if np.issubdtype(dtype, np.floating):
-            arrays.append(rng.standard_normal(shape).astype(dtype))
-        else:
-            arrays.append(rng.integers(0, 2, shape).astype(dtype))
-    return arrays
 
 
 def assert_same(before: list[np.ndarray], after: list[np.ndarray]) -> None:
@@ -124,37 +110,6 @@ def assert_demands_met(module: ModuleOp) -> None:
             if len(operand.type.get_shape()) == 4:
                 want = tokens[i] if len(tokens) > 1 else tokens[0]
                 assert value_layout(operand) == want, f"{op.name} operand {i}"
-
-
-class Graph:
-    """A function body built op by op (result types inferred)."""
-
-    def __init__(self, *input_shapes):
-        self.block = Block(arg_types=[tensor(s, f32) for s in input_shapes])
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.block.args)
-
-    def add(self, cls, *operands, **attrs) -> SSAValue:
-        op = cls.make(list(operands), **attrs)
-        self.block.add_op(op)
-        return op.results[0]
-
-    def const(self, array) -> SSAValue:
-        op = be.ConstantOp.from_array(np.asarray(array, np.float32))
-        self.block.add_op(op)
-        return op.results[0]
-
-    def module(self, *outputs: SSAValue) -> ModuleOp:
-        self.block.add_op(func.ReturnOp(*outputs))
-        function = func.FuncOp(
-            "main", ([a.type for a in self.block.args], [o.type for o in outputs]),
-            Region(self.block),
-        )
-        module = ModuleOp([function])
-        module.verify()
-        return module
 
 
 # --------------------------------------------------------------------------------------
@@ -324,6 +279,7 @@ def test_which_op_classes_cannot_run_permuted() -> None:
         "tx8be.Reshape", "tx8be.Relabel", "tx8be.BroadCast", "tx8be.Gather",
         "tx8be.GatherElements",
         "tx8be.ScatterND", "tx8be.Gemm", "tx8be.Constant", "tx8be.LoadConst", "tx8be.Group",
+        "tx8be.MatMulInteger",
     }
     for cls in all_ops():
         if issubclass(cls, Tx8beOp):
@@ -641,86 +597,12 @@ def test_examples(name: str, strategy: str) -> None:
 # random DAGs
 # --------------------------------------------------------------------------------------
 
-KINDS = ("conv", "conv1x1", "conv_rt", "relu", "add", "bias", "pool", "bn", "concat",
-         "flatten", "reshape_back", "transposed", "softmax", "reduce", "split_swap",
-         "slice_pad", "layernorm")
-DRAWN = KINDS + ("conv", "conv1x1", "relu", "add", "add")  # more of the common ones
-
-
-MAX_OPS = 14
-
-
 def build_dag(steps: list[tuple[str, int, int]]) -> ModuleOp:
-    """A CNN-ish DAG of up to MAX_OPS ops (and constants) over [1,4,6,6] features: convs
-    (constant or run-time weights), element-wise ops with fan-out, pools, BN, concat,
-    reshapes to and from Tensor class, user Transposes, softmax, a reduction, split,
-    slice, pad, layer norm; every value nobody reads is an output."""
-    g = Graph(X, X, (4, 4, 1, 1))
-    feats: list[SSAValue] = [g.args[0], g.args[1]]
-    sinks: list[SSAValue] = []
-
-    def pick(k: int) -> SSAValue:
-        return feats[k % len(feats)]
-
-    def size() -> int:
-        return sum(not isinstance(op, be.ConstantOp) for op in g.block.ops)
-
-    for kind, a, b in [("conv1x1", 0, 0), *steps]:  # a Conv first: CNN data to work on
-        if size() >= MAX_OPS:
-            break
-        x, y = pick(a), pick(b)
-        if kind == "conv":
-            out = g.add(cg.ConvOp, x, g.const(_f(4, 4, 3, 3)), pads=(1, 1, 1, 1))
-        elif kind == "conv1x1":
-            out = g.add(cg.ConvOp, x, g.const(_f(4, 4, 1, 1)), g.const(_f(4)))
-        elif kind == "conv_rt":
-            out = g.add(cg.ConvOp, x, g.args[2])
-        elif kind == "relu":
-            out = g.add(ew.ReluOp, x)
-        elif kind == "add":
-            out = g.add(ew.AddOp, x, y)
-        elif kind == "bias":
-            out = g.add(ew.MulOp, x, g.const(_f(4, 1, 1)))
-        elif kind == "pool":
-            out = g.add(rp.PoolOp, x, mode="max", kernel=(3, 3), pads=(1, 1, 1, 1))
-        elif kind == "bn":
-            out = g.add(nm.BatchNormInferenceOp, x, *[g.const(_pos(4)) for _ in range(4)])
-        elif kind == "concat":
-            wide = g.add(mv.ConcatenateOp, x, y, axis=1)
-            out = g.add(cg.ConvOp, wide, g.const(_f(4, 8, 1, 1)))
-        elif kind == "flatten":
-            sinks.append(g.add(mv.ReshapeOp, x, shape=(1, 144)))
-            continue
-        elif kind == "reshape_back":
-            flat = g.add(mv.ReshapeOp, x, shape=(1, 144))
-            out = g.add(mv.ReshapeOp, g.add(ew.TanhOp, flat), shape=X)
-        elif kind == "transposed":
-            t = g.add(ew.SigmoidOp, g.add(mv.TransposeOp, x, perm=NHWC))
-            out = g.add(mv.TransposeOp, t, perm=NCHW)
-        elif kind == "softmax":
-            out = g.add(nm.SoftmaxOp, x, axis=1)
-        elif kind == "split_swap":  # channel halves swapped: Split, Concatenate
-            split = mv.SplitOp.make([x], axis=1, split=(2, 2))
-            g.block.add_op(split)
-            out = g.add(mv.ConcatenateOp, split.results[1], split.results[0], axis=1)
-        elif kind == "slice_pad":
-            cut = g.add(mv.SliceOp, x, starts=(1,), ends=(5,), axes=(2,))
-            out = g.add(mv.PadOp, cut, pads=(0, 0, 1, 0, 0, 0, 1, 0), mode="edge")
-        elif kind == "layernorm":
-            out = g.add(nm.LayerNormOp, x, g.const(_f(4, 6, 6)), axis=1)
-        else:
-            sinks.append(g.add(rp.ReduceOp, x, mode="mean", axes=(2, 3), keepdims=False))
-            continue
-        feats.append(out)
-    used = {o for op in g.block.ops for o in op.operands}
-    outputs = [v for v in feats[2:] + sinks if v not in used] or [feats[-1]]
-    return transmit(g.module(*outputs))
+    """A random DAG (`tests.random_graphs`) with its layouts transmitted."""
+    return transmit(random_dag(steps))
 
 
-dag_steps = st.lists(
-    st.tuples(st.sampled_from(DRAWN), st.integers(0, 20), st.integers(0, 20)),
-    min_size=1, max_size=12,
-)
+dag_steps = random_dag_steps()
 
 
 def ir_cost_of(module: ModuleOp, sides) -> int:

@@ -20,11 +20,11 @@ import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from examples.make_models import MODELS
+from tests.random_graphs import Graph as SharedGraph
 from tx8c.dialect import all_ops, make_context
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import (
@@ -42,7 +42,7 @@ from tx8c.dialect.ops import movement as mv
 from tx8c.dialect.ops import norm as nm
 from tx8c.dialect.ops import reduce_pool as rp
 from tx8c.dialect.ops import resize as rs
-from tx8c.dialect.types import tensor, to_numpy_dtype
+from tx8c.dialect.types import to_numpy_dtype
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.interfaces.shape_inference import ShapeInference
 from tx8c.ir import parse_module, print_module
@@ -58,38 +58,13 @@ NCHW = (1, 4, 6, 6)
 # --------------------------------------------------------------------------------------
 
 
-class Graph:
-    """A function body built op by op with `Op.make` (result types inferred)."""
-
-    def __init__(self, *input_shapes, dtype=f32):
-        self.block = Block(arg_types=[tensor(s, dtype) for s in input_shapes])
-
-    @property
-    def args(self) -> tuple[SSAValue, ...]:
-        return tuple(self.block.args)
-
-    def op(self, cls, *operands, **attrs) -> Tx8beOp:
-        op = cls.make(list(operands), **attrs)
-        self.block.add_op(op)
-        return op
-
-    def add(self, cls, *operands, **attrs) -> SSAValue:
-        return self.op(cls, *operands, **attrs).results[0]
+class Graph(SharedGraph):
+    """A function body built op by op; constants are filled with one value."""
 
     def const(self, shape, value: float = 0.5) -> SSAValue:
         op = be.ConstantOp.from_array(np.full(shape, value, np.float32))
         self.block.add_op(op)
         return op.results[0]
-
-    def module(self, *outputs: SSAValue) -> ModuleOp:
-        self.block.add_op(func.ReturnOp(*outputs))
-        function = func.FuncOp(
-            "main", ([a.type for a in self.block.args], [o.type for o in outputs]),
-            Region(self.block),
-        )
-        module = ModuleOp([function])
-        module.verify()
-        return module
 
 
 def layout_pipeline(module: ModuleOp) -> ModuleOp:

@@ -63,6 +63,7 @@ UNARY = {
     ew.ExpOp: "Exp", ew.LogOp: "Log", ew.SqrtOp: "Sqrt", ew.ReciprocalOp: "Reciprocal",
     ew.AbsOp: "Abs", ew.NegOp: "Neg", ew.NotOp: "Not", ew.SinOp: "Sin", ew.CosOp: "Cos",
     ew.FloorOp: "Floor", ew.CeilOp: "Ceil", ew.HardSwishOp: "HardSwish",
+    ew.RoundOp: "Round", ew.AtanOp: "Atan",
 }
 POSITIVE_ONLY = (ew.LogOp, ew.SqrtOp, ew.RsqrtOp, ew.ReciprocalOp)
 
@@ -130,8 +131,25 @@ def onnx_node(op_type, inputs, outputs, **attrs):
     return helper.make_node(op_type, inputs, outputs, **attrs)
 
 
+def mod_case(seed: int) -> OnnxCase:
+    """Integer Mod (sign of the divisor), then fmod on floats and on integers."""
+    rng = np.random.default_rng(seed)
+    a_shape, b_shape = _shapes(rng, broadcast=seed > 0)
+    sign = rng.choice([-1, 1], b_shape)
+    if seed == 1:
+        a = (rng.standard_normal(a_shape) * 10).astype(np.float32)
+        b = (rng.uniform(0.5, 3, b_shape) * sign).astype(np.float32)
+    else:
+        a = rng.integers(-20, 20, a_shape).astype(np.int32)
+        b = (rng.integers(1, 6, b_shape) * sign).astype(np.int32)
+    fmod = seed > 0
+    return OnnxCase(ew.ModOp, [a, b], {"fmod": fmod},
+                    [node("Mod", ["in0", "in1"], fmod=int(fmod))])
+
+
 CASES = (
     [binary_case(op, s) for op in ew.BINARY_OPS for s in RNG_SEEDS]
+    + [mod_case(s) for s in RNG_SEEDS]
     + [where_case(s) for s in RNG_SEEDS]
     + [unary_case(op, s) for op in ew.UNARY_OPS for s in RNG_SEEDS]
 )
@@ -191,3 +209,20 @@ def test_clip_min_above_max_gives_max(dtype) -> None:
     from tests.helpers import run_op
 
     np.testing.assert_array_equal(run_op(ew.ClipOp, [x], min=2.0, max=1.0)[0], np.ones_like(x))
+
+
+def test_round_breaks_ties_to_even() -> None:
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997], np.float32)
+    case = OnnxCase(ew.RoundOp, [x], {}, [node("Round", ["in0"])])
+    check_against_onnx(case)
+
+
+def test_float_mod_is_exact_for_large_quotients() -> None:
+    """fmod(1e7 + 1, 3) must be exact: a composed a - trunc(a / b) * b rounds the
+    quotient."""
+    from tests.helpers import run_op
+
+    a = np.array([1e7 + 1, -123456.789, 5.5], np.float32)
+    b = np.array([3, 0.1, -2], np.float32)
+    (got,) = run_op(ew.ModOp, [a, b], fmod=True)
+    np.testing.assert_array_equal(got, np.fmod(a, b))

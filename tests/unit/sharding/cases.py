@@ -19,8 +19,10 @@ from tx8c.dialect.ops import (
     indexing,
     movement,
     norm,
+    quant,
     reduce_pool,
     resize,
+    sort,
 )
 
 Case = tuple[type, list[np.ndarray], dict]
@@ -431,6 +433,50 @@ def _identity(cls, attrs=None) -> Callable[[np.random.Generator], Case]:
     return make
 
 
+# -- ops added with the frontend's breadth (issue 14) --------------------------------------
+
+
+def _mod(rng) -> Case:
+    shape = _shape(rng, int(rng.integers(1, 5)))
+    other = _broadcastable(rng, shape)
+    if rng.random() < 0.5:
+        a = rng.integers(-20, 20, shape).astype(np.int32)
+        b = (rng.integers(1, 9, other) * rng.choice([-1, 1], other)).astype(np.int32)
+        return elementwise.ModOp, [a, b], {"fmod": bool(rng.random() < 0.5)}
+    a = _floats(rng, shape, np.float32, 10)
+    b = rng.uniform(0.5, 3, other).astype(np.float32)
+    return elementwise.ModOp, [a, b], {"fmod": True}
+
+
+def _topk(rng) -> Case:
+    shape = _shape(rng, int(rng.integers(1, 4)), 1, 8)
+    axis = int(rng.integers(-len(shape), len(shape)))
+    x = rng.integers(-5, 5, shape).astype(np.float32)  # ties
+    return sort.TopKOp, [x], {"k": int(rng.integers(0, shape[axis] + 1)), "axis": axis,
+                              "largest": bool(rng.random() < 0.5)}
+
+
+def _matmul_integer(rng) -> Case:
+    batch = _shape(rng, int(rng.integers(0, 3)), 1, 4)
+    m, k, n = (int(v) for v in rng.integers(1, 9, 3))
+    dtype = np.int8 if rng.random() < 0.5 else np.int32
+    a = rng.integers(-128, 128, (*batch, m, k)).astype(dtype)
+    b = rng.integers(-128, 128, (*_broadcastable(rng, batch), k, n)).astype(dtype)
+    return quant.MatMulIntegerOp, [a, b], {}
+
+
+def _conv_integer(rng) -> Case:
+    _, (x, weight, *_), attrs = _conv(rng)
+    if attrs["data_format"] == "NHWC":
+        x = x.transpose(0, 3, 1, 2)
+    if attrs["weight_format"] == "HWOI":
+        weight = weight.transpose(2, 3, 0, 1)
+    x = rng.integers(-128, 128, x.shape).astype(np.int8)
+    weight = rng.integers(-128, 128, weight.shape).astype(np.int8)
+    attrs = {k: attrs[k] for k in ("strides", "pads", "dilations", "groups")}
+    return quant.ConvIntegerOp, [x, weight], attrs
+
+
 E = elementwise
 CASES: dict[str, Callable[[np.random.Generator], Case]] = {
     "Add": _binary(E.AddOp, "numeric"), "Sub": _binary(E.SubOp, "numeric"),
@@ -454,6 +500,8 @@ CASES: dict[str, Callable[[np.random.Generator], Case]] = {
     "Abs": _unary(E.AbsOp), "Neg": _unary(E.NegOp), "Not": _unary(E.NotOp, "bool"),
     "Sin": _unary(E.SinOp), "Cos": _unary(E.CosOp), "Floor": _unary(E.FloorOp),
     "Ceil": _unary(E.CeilOp), "Cast": _cast,
+    "Mod": _mod, "Round": _unary(E.RoundOp), "Atan": _unary(E.AtanOp),
+    "TopK": _topk, "MatMulInteger": _matmul_integer, "ConvInteger": _conv_integer,
     "Conv": _conv, "Gemm": _gemm,
     "BatchNorm_Inference": _batchnorm,
     "LayerNorm": _last_dims_norm(norm.LayerNormOp, 2),

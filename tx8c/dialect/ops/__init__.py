@@ -13,6 +13,8 @@ FAMILIES = (
     "resize",
     "movement",
     "indexing",
+    "sort",
+    "quant",
     "backend",
 )
 

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, Use
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -406,10 +406,14 @@ class GroupOp(Tx8beOp):
         inputs = _unique(
             v for op in ops for v in op.operands if not _defined_by(v, inside)
         )
-        outputs = [
-            r for op in ops for r in op.results
-            if any(block.find_ancestor_op_in_block(u.operation) not in inside for u in r.uses)
-        ]
+        readers_after: dict[SSAValue, list[tuple[Operation, int]]] = {}
+        for op in ops:
+            for r in op.results:
+                after = [(u.operation, u.index) for u in r.uses
+                         if _ancestor_in(block, u.operation) not in inside]
+                if after:
+                    readers_after[r] = after
+        outputs = list(readers_after)
         body = Block(arg_types=[v.type for v in inputs])
         group = cls.create(
             operands=inputs,
@@ -421,14 +425,22 @@ class GroupOp(Tx8beOp):
         for op in ops:
             op.detach()
             body.add_op(op)
-        body.add_op(YieldOp(*outputs))
-        def inside(use: Use) -> bool:  # the group's own operands stay outside values
-            return use.operation is not group and group.is_ancestor(use.operation)
-
-        for value, arg in zip(inputs, body.args, strict=True):
-            value.replace_uses_with_if(arg, inside)
+        body.add_op(YieldOp.create(operands=outputs))
+        # Rewire through the ops' own operands and the outputs' uses, never through all
+        # uses of an input: a value read by thousands of ops (a shared weight) would make
+        # wrapping each of them cost as much as all of them.
+        argument = dict(zip(inputs, body.args, strict=True))
+        for value, arg in argument.items():
+            arg.name_hint = value.name_hint  # %x outside reads as %x inside
+        for op in ops:
+            for reader in op.walk() if op.regions else (op,):  # with any op nested in it
+                for index, value in enumerate(reader.operands):
+                    if value in argument:
+                        reader.operands[index] = argument[value]
         for value, result in zip(outputs, group.results, strict=True):
-            value.replace_uses_with_if(result, lambda use: not group.is_ancestor(use.operation))
+            result.name_hint = value.name_hint
+            for reader, index in readers_after[value]:
+                reader.operands[index] = result
         return group
 
     # -- reading ---------------------------------------------------------------------
@@ -559,6 +571,11 @@ def _check_consecutive(ops: list[Operation]) -> Block:
         if op.parent is not block or prev.next_op is not op:
             raise ValueError("GroupOp.wrap: the ops must be consecutive ops of one block")
     return block
+
+
+def _ancestor_in(block: Block, op: Operation) -> Operation | None:
+    """The op of `block` that is or contains `op` (None when `op` is outside `block`)."""
+    return op if op.parent is block else block.find_ancestor_op_in_block(op)
 
 
 def _defined_by(value: SSAValue, ops: set[Operation]) -> bool:

@@ -28,13 +28,14 @@ from tx8c.dialect.base import (
     FLOATS,
     NUMERIC,
     Tx8beOp,
+    bool_attr,
     float_attr,
     result_type_like,
     str_attr,
     tx8be_op,
 )
 from tx8c.dialect.ops._util import broadcast_shape, upcast
-from tx8c.dialect.types import to_numpy_dtype
+from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
 from tx8c.interfaces.shape_inference import (
     elementwise_view,
@@ -341,6 +342,30 @@ BINARY_OPS = [
 ]
 
 
+@tx8be_op
+class ModOp(BinaryOp):
+    """Element-wise remainder of lhs / rhs with numpy broadcasting (ONNX Mod).
+
+    `fmod` false (default): the remainder has the sign of the divisor (Python's `%`),
+    integers only, as in ONNX; `fmod` true: the sign of the dividend (C's fmod), any
+    numeric type. Floats need `fmod` true (ONNX's rule); the float remainder is exact (no
+    quotient is rounded), which no composition of Div, Floor and Sub gives.
+    """
+
+    name = "tx8be.Mod"
+    CT_SPECIAL: ClassVar[bool] = True  # a division: a special CT pass
+    fmod = bool_attr(False)
+
+    def verify_op(self) -> None:
+        dtype = short_name(self.operands[0].type.get_element_type())
+        if dtype in FLOATS and not self.attr("fmod"):
+            raise self.fail(f"a {dtype} remainder needs fmod = true (ONNX Mod's rule)")
+
+    def apply(self, a, b):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.fmod(a, b) if self.attr("fmod") else np.mod(a, b)
+
+
 # --------------------------------------------------------------------------------------
 # Ternary Where
 # --------------------------------------------------------------------------------------
@@ -638,6 +663,27 @@ class CeilOp(UnaryOp):
 
 
 @tx8be_op
+class RoundOp(UnaryOp):
+    """Round to the nearest integer, halves to even (ONNX Round): not floor(x + 0.5)."""
+
+    name = "tx8be.Round"
+
+    def apply(self, x):
+        return np.rint(x)
+
+
+@tx8be_op
+class AtanOp(UnaryOp):
+    """Arc tangent (ONNX Atan); the importer builds Asin and Acos from it and Sqrt."""
+
+    name = "tx8be.Atan"
+    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
+
+    def apply(self, x):
+        return np.arctan(x)
+
+
+@tx8be_op
 class LeakyReluOp(UnaryOp):
     """x if x >= 0 else alpha * x."""
 
@@ -743,7 +789,7 @@ class CastOp(UnaryOp):
 UNARY_OPS = [
     ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp, ErfOp, GeluOp, SiluOp, HardSigmoidOp,
     HardSwishOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, AbsOp, NegOp, NotOp, SinOp,
-    CosOp, FloorOp, CeilOp, CastOp,
+    CosOp, FloorOp, CeilOp, CastOp, RoundOp, AtanOp,
 ]
 
-OPS = [*BINARY_OPS, WhereOp, *UNARY_OPS]
+OPS = [*BINARY_OPS, ModOp, WhereOp, *UNARY_OPS]

@@ -8,7 +8,7 @@ compares with the expected outputs (the test's own rtol/atol). The `_expanded` v
 which hold an op's function body (a decomposition into other ops) rather than the op, are
 left out: they test other op types.
 
-Models of opsets outside 11..21 are first converted with onnx.version_converter, the
+Models of opsets outside 7..28 are first converted with onnx.version_converter, the
 tool a user would use; when ONNX has no adapter, the case is reported as rejected.
 
 Each case ends as:
@@ -93,14 +93,19 @@ def run_case(case) -> CaseResult:
             reason = f"import crashed: {type(e).__name__}: {e}"
             return CaseResult(case.name, op_type, "error", reason)
         try:
-            got = run_reference(result.module, _runtime_inputs(inputs, result.input_names, model))
+            got = run_reference(
+                result.module, _runtime_inputs(inputs, result.input_names, case.model))
         except Tx8Error as e:
             return CaseResult(case.name, op_type, "error", f"run failed: {e}")
         except Exception as e:
             return CaseResult(case.name, op_type, "error", f"run crashed: {type(e).__name__}: {e}")
         mismatch = _mismatch(expected, got, case.rtol, case.atol)
-        if mismatch:
+        if mismatch and not _more_accurate_than_expected(case.model, inputs, expected, got):
             return CaseResult(case.name, op_type, "fail", mismatch)
+        if mismatch:
+            note = ("low precision: differs from ONNX's expected output, but tx8c's result is "
+                    "closer to the exact (float64) one")
+            return CaseResult(case.name, op_type, "pass", note)
     return CaseResult(case.name, op_type, "pass")
 
 
@@ -148,11 +153,9 @@ def _freeze_input(model: onnx.ModelProto, name: str, value: np.ndarray) -> onnx.
 
 
 def _runtime_inputs(inputs, names: list[str], model: onnx.ModelProto) -> list[np.ndarray]:
-    """The data set's inputs for the module's arguments (graph inputs minus initializers)."""
-    init_names = {t.name for t in model.graph.initializer}
-    graph_names = [i.name for i in model.graph.input if i.name not in init_names]
+    """The data set's inputs (one per graph input of the test's own model, in order) for
+    the module's arguments (the inputs left after freezing)."""
     by_name = dict(zip([i.name for i in model.graph.input], inputs, strict=False))
-    by_name.update(zip(graph_names, inputs, strict=False))
     return [_as_array(by_name[n]) for n in names]
 
 
@@ -161,6 +164,43 @@ def _as_array(value) -> np.ndarray:
     if isinstance(value, onnx.TensorProto):
         return onnx.numpy_helper.to_array(value)
     return np.asarray(value)
+
+
+_LOW_PRECISION = {onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
+
+
+def _more_accurate_than_expected(model: onnx.ModelProto, inputs, expected, got) -> bool:
+    """For float16/bfloat16 outputs: ONNX's reference rounds after every numpy step,
+    tx8c once per op, so the two can differ by an ulp or two. The result is accepted when
+    it is at least as close as the expected output to the exact result (the model run by
+    ONNX's reference evaluator in float64)."""
+    outputs = model.graph.output
+    if not outputs or any(o.type.tensor_type.elem_type not in _LOW_PRECISION for o in outputs):
+        return False
+    from onnx.reference import ReferenceEvaluator
+
+    exact_model = onnx.ModelProto()
+    exact_model.CopyFrom(model)
+    for info in [*exact_model.graph.input, *exact_model.graph.output]:
+        if info.type.tensor_type.elem_type in _LOW_PRECISION:
+            info.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    feeds = {}
+    for info, value in zip(model.graph.input, inputs, strict=False):
+        value = _as_array(value)
+        low = info.type.tensor_type.elem_type in _LOW_PRECISION
+        feeds[info.name] = value.astype(np.float64) if low else value
+    try:
+        exact = ReferenceEvaluator(exact_model).run(None, feeds)
+    except Exception:  # the model does not run in float64: no verdict
+        return False
+    for e, g, x in zip(expected, got, exact, strict=True):
+        x = np.asarray(x, np.float64)
+        ours = np.abs(g.astype(np.float64) - x)
+        theirs = np.abs(_as_array(e).astype(np.float64) - x)
+        if not np.all(np.isfinite(ours) == np.isfinite(theirs)) or np.nanmax(
+                ours) > np.nanmax(theirs):
+            return False
+    return True
 
 
 def _mismatch(expected, got, rtol: float, atol: float) -> str:

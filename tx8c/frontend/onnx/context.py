@@ -10,11 +10,16 @@ once a constant has been materialised as a `tx8be.Constant`.
 Reshape, ConstantOfShape, Range, ...) disappear at import: only tensor compute remains.
 A compile-time value becomes one `tx8be.Constant` the first time a run-time op uses it,
 so each initializer gives exactly one Constant however many ops share it.
+
+Folding never blows up: an op on constants whose results would hold more than
+`MAX_FOLD_ELEMENTS` elements, and more than its operands together, stays a run-time op
+(the limit is fold-constant's default); converters that compute values themselves
+(Range, ConstantOfShape, ...) check `check_fold_size` before they allocate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +34,19 @@ from tx8c.dialect.types import from_numpy_dtype, tensor_of, to_numpy_dtype
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.loader import OnnxImportError
 from tx8c.sim.reference import evaluate
+
+MAX_FOLD_ELEMENTS = 1 << 22
+"""Elements a value folded at import may have when it is larger than its operands (4 Mi,
+16 MiB of f32, fold-constant's default); a larger growth stays a run-time op."""
+MAX_CONSTANT_ELEMENTS = 1 << 28
+"""Elements any compile-time value may have (1 GiB of f32): beyond, import stops."""
+
+
+def element_count(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= int(d)
+    return count
 
 
 class NeedsConstantError(OnnxImportError):
@@ -89,21 +107,31 @@ class GraphBuilder:
         return value.ssa
 
     def emit(self, op_cls: type[Tx8beOp], inputs: Sequence[Value], **attrs: Any) -> list[Value]:
-        """Create `op_cls` on `inputs`, or fold it when every input is a constant."""
+        """Create `op_cls` on `inputs`, or fold it when every input is a constant (and the
+        result is not too large, module docstring)."""
         if all(v.is_const for v in inputs) and inputs:
-            return self._fold(op_cls, inputs, attrs)
+            folded = self._fold(op_cls, inputs, attrs)
+            if folded is not None:
+                return folded
         op = op_cls.make([self.ssa(v) for v in inputs], **attrs)
         op.verify()
         self.block.add_op(op)
         return [Value.of_ssa(r) for r in op.results]
 
-    def _fold(self, op_cls, inputs: Sequence[Value], attrs: dict) -> list[Value]:
+    def _fold(self, op_cls, inputs: Sequence[Value], attrs: dict) -> list[Value] | None:
+        """The op's results computed now; None when they would be too large to fold."""
         arrays = [_storable(v.const) for v in inputs]
         scratch = Block(arg_types=[tensor_of(a) for a in arrays])
         op = op_cls.make(list(scratch.args), **attrs)
-        op.verify()
-        outs = evaluate(op, arrays)
-        op.drop_all_references()
+        try:
+            op.verify()
+            produced = sum(element_count(r.type.get_shape()) for r in op.results)
+            consumed = sum(a.size for a in arrays)
+            if produced > MAX_FOLD_ELEMENTS and produced > consumed:
+                return None
+            outs = evaluate(op, arrays)
+        finally:
+            op.drop_all_references()
         return [Value.of_const(o) for o in outs]
 
 
@@ -127,12 +155,14 @@ class NodeContext:
     """One ONNX node being converted: its attributes, inputs, and how to emit ops."""
 
     def __init__(self, node: onnx.NodeProto, name: str, opset: int,
-                 inputs: list[Value | None], builder: GraphBuilder):
+                 inputs: list[Value | None], builder: GraphBuilder,
+                 convert_subgraph: Callable[[onnx.GraphProto], list[Value]] | None = None):
         self.node = node
         self.name = name
         self.opset = opset
         self.inputs = inputs
         self.builder = builder
+        self._convert_subgraph = convert_subgraph
         self._attrs = {a.name: a for a in node.attribute}
 
     # -- description -------------------------------------------------------------------
@@ -201,5 +231,53 @@ class NodeContext:
         except (Tx8Error, VerifyException) as e:
             raise self.error(str(e)) from None
 
+    def convert_subgraph(self, graph: onnx.GraphProto) -> list[Value]:
+        """Convert a subgraph of this node (If's branch) in the enclosing scope; its
+        output values."""
+        if self._convert_subgraph is None:
+            raise self.error("subgraphs cannot be converted here")
+        return self._convert_subgraph(graph)
+
     def constant(self, array: np.ndarray | Any) -> Value:
         return Value.of_const(np.asarray(array))
+
+    def axis(self, axis: int, rank: int, what: str = "axis") -> int:
+        """An ONNX axis (negative counts from the end) as 0..rank-1, or an error naming
+        the node."""
+        axis = int(axis)
+        if not -rank <= axis < rank:
+            raise self.error(
+                f"{what} {axis} is out of range for a tensor of rank {rank} "
+                f"(valid: {-rank}..{rank - 1})"
+            )
+        return axis % rank
+
+    def check_indices(self, i: int, dims, what: str = "index") -> None:
+        """When input `i` is known at compile time, every entry must lie in
+        [-dim, dim - 1] (`dims` broadcasts against it: one size, or one per entry)."""
+        if not self.has_input(i) or not self.input(i).is_const:
+            return
+        indices = np.asarray(self.input(i).const).astype(np.int64)
+        dims = np.broadcast_to(np.asarray(dims, dtype=np.int64), indices.shape)
+        bad = (indices < -dims) | (indices >= dims)
+        if bad.any():
+            at = tuple(int(p) for p in np.argwhere(bad)[0])
+            raise self.error(
+                f"{what} {int(indices[at])} (input #{i} '{self.node.input[i]}', at {list(at)}) "
+                f"is out of range for a dimension of size {int(dims[at])} "
+                f"(valid: {-int(dims[at])}..{int(dims[at]) - 1})"
+            )
+
+    def check_fold_size(self, shape: Sequence[int], what: str = "its result") -> None:
+        """Fail before a converter allocates a compile-time value of `shape` larger than
+        MAX_CONSTANT_ELEMENTS (or with a negative dim)."""
+        if any(int(d) < 0 for d in shape):
+            raise self.error(f"{what} would have a negative dimension: {list(shape)}")
+        count = element_count(shape)
+        if count > MAX_CONSTANT_ELEMENTS:
+            raise self.error(
+                f"{what} would be a compile-time tensor of {count:,} elements "
+                f"(shape {list(shape)}); tx8c computes constants of up to "
+                f"{MAX_CONSTANT_ELEMENTS:,} elements. Such a size usually comes from a wrong "
+                "shape or --input-shapes; check them."
+            )

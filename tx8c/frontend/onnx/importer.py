@@ -8,8 +8,9 @@ argument/result attribute); the function holds only tensor compute: shape sub-gr
 folded, Identity and Dropout are gone, each initializer used at run time is one
 `tx8be.Constant`. Nothing is written anywhere.
 
-Any model tx8c cannot take is rejected before building with one message: every
-unsupported op type, with counts and a few node names each.
+Any model tx8c cannot take is rejected before building with one message (`prepare`):
+every unsupported op type, with counts and a few node names each
+(`registry.check_supported`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
-from onnx import numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Region
@@ -29,11 +29,15 @@ from xdsl.ir import Block, Region
 from tx8c.dialect.types import tensor
 from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.context import GraphBuilder, NodeContext, Value
-from tx8c.frontend.onnx.loader import OnnxDtypeError, OnnxImportError, graph_inputs, prepare
+from tx8c.frontend.onnx.loader import (
+    OnnxDtypeError,
+    OnnxImportError,
+    graph_inputs,
+    prepare,
+    tensor_array,
+)
 from tx8c.frontend.onnx.registry import load_converters
-from tx8c.frontend.onnx.types import element_type_of
-
-MAX_NAMES_LISTED = 3
+from tx8c.frontend.onnx.types import RUNTIME, element_type_of
 
 
 @dataclass
@@ -57,8 +61,6 @@ def import_onnx(
     start = time.perf_counter()
     model, opset = prepare(source, input_shapes)
     graph = model.graph
-    converters = load_converters()
-    check_supported(graph, converters)
 
     inputs = graph_inputs(model)
     block = Block(arg_types=[_input_type(i) for i in inputs])
@@ -67,26 +69,15 @@ def import_onnx(
     for info, arg in zip(inputs, block.args, strict=True):
         values[info.name] = Value.of_ssa(arg)
     for init in graph.initializer:
-        values[init.name] = Value.of_const(numpy_helper.to_array(init))
+        values[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
 
-    for index, node in enumerate(graph.node):
-        name = node.name or f"{node.op_type}_{index}"
-        missing = [i for i in node.input if i not in values]
-        if missing:
-            raise OnnxImportError(
-                f"node '{name}' ({node.op_type}) reads {missing}, which no earlier node or "
-                "input produces; the graph is not in topological order or is incomplete."
-            )
-        ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder)
-        outs = _convert(converters[node.op_type], ctx)
-        for out_name, value in zip(node.output, outs, strict=False):
-            if out_name:
-                values[out_name] = value
+    convert_nodes(graph, values, builder, opset)
 
     results = []
     for out in graph.output:
         if out.name not in values:
             raise OnnxImportError(f"graph output '{out.name}' is not produced by any node.")
+        _check_output_type(out)
         results.append(builder.ssa(values[out.name]))
     block.add_op(func.ReturnOp(*results))
 
@@ -109,6 +100,45 @@ def import_onnx(
     )
 
 
+def convert_nodes(graph: onnx.GraphProto, values: dict[str, Value], builder: GraphBuilder,
+                  opset: int) -> None:
+    """Convert the graph's nodes in order; `values` gains every output they produce.
+
+    A node may hold subgraphs (If's branches): `NodeContext.convert_subgraph` converts
+    one in a scope of its own that sees the outer values.
+    """
+    converters = load_converters()
+
+    def convert_subgraph(subgraph: onnx.GraphProto) -> list[Value]:
+        from tx8c.frontend.onnx.registry import check_supported
+
+        check_supported(subgraph)
+        scope = dict(values)
+        for init in subgraph.initializer:
+            scope[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
+        convert_nodes(subgraph, scope, builder, opset)
+        missing = [o.name for o in subgraph.output if o.name not in scope]
+        if missing:
+            raise OnnxImportError(f"subgraph '{subgraph.name}' outputs {missing}, which none "
+                                  "of its nodes produces.")
+        return [scope[o.name] for o in subgraph.output]
+
+    for index, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{index}"
+        missing = [i for i in node.input if i not in values]
+        if missing:
+            raise OnnxImportError(
+                f"node '{name}' ({node.op_type}) reads {missing}, which no earlier node or "
+                "input produces; the graph is not in topological order or is incomplete."
+            )
+        ctx = NodeContext(node, name, opset, [values[i] for i in node.input], builder,
+                          convert_subgraph)
+        outs = _convert(converters[node.op_type], ctx)
+        for out_name, value in zip(node.output, outs, strict=False):
+            if out_name:
+                values[out_name] = value
+
+
 def _convert(convert, ctx: NodeContext) -> list[Value]:
     """Run one converter; a crash inside it is reported against the node, not raised."""
     try:
@@ -123,29 +153,6 @@ def _convert(convert, ctx: NodeContext) -> list[Value]:
     return outs if isinstance(outs, list) else [outs]
 
 
-def check_supported(graph: onnx.GraphProto, converters: Mapping) -> None:
-    """One error listing every unsupported op type with counts and node names."""
-    unsupported: dict[str, list[str]] = {}
-    for index, node in enumerate(graph.node):
-        key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
-        if node.domain not in ("", "ai.onnx") or node.op_type not in converters:
-            unsupported.setdefault(key, []).append(node.name or f"{node.op_type}_{index}")
-    if not unsupported:
-        return
-    parts = []
-    for op_type, names in sorted(unsupported.items()):
-        shown = ", ".join(f"'{n}'" for n in names[:MAX_NAMES_LISTED])
-        extra = len(names) - MAX_NAMES_LISTED
-        more = f", and {extra} more" if extra > 0 else ""
-        plural = "s" if len(names) > 1 else ""
-        parts.append(f"{op_type} ({len(names)} node{plural}: {shown}{more})")
-    raise OnnxImportError(
-        f"the model uses {len(unsupported)} op type(s) tx8c does not support: "
-        f"{'; '.join(parts)}. Replace them in the exporter (or decompose them into supported "
-        "ops), or open an issue asking for them."
-    )
-
-
 def _input_type(info: onnx.ValueInfoProto):
     tt = info.type.tensor_type
     dims = [d.dim_value for d in tt.shape.dim]
@@ -156,6 +163,19 @@ def _input_type(info: onnx.ValueInfoProto):
             f"input '{info.name}' has element type {onnx.TensorProto.DataType.Name(tt.elem_type)}"
             f", which tx8c does not support ({e})."
         ) from None
+
+
+def _check_output_type(info: onnx.ValueInfoProto) -> None:
+    """A declared output type must be one tx8c returns (uint8, for one, is carried in
+    int32 inside the model and cannot be returned as uint8)."""
+    elem = info.type.tensor_type.elem_type
+    if elem and elem not in RUNTIME:
+        raise OnnxDtypeError(
+            f"graph output '{info.name}' has element type "
+            f"{onnx.TensorProto.DataType.Name(elem)}, which tx8c does not return (supported: "
+            "float, float16, bfloat16, int8, int32, int64, bool). Dequantize or cast it in "
+            "the model."
+        )
 
 
 def _names_attr(names: list[str]) -> ArrayAttr:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import onnx
+
 from tx8c.frontend.onnx.context import NodeContext, Value
+from tx8c.frontend.onnx.loader import OnnxImportError
 
 Converter = Callable[[NodeContext], "Value | list[Value]"]
 
 CONVERTERS: dict[str, Converter] = {}
+MAX_NAMES_LISTED = 3
 
 
 def converter(*op_types: str) -> Callable[[Converter], Converter]:
@@ -31,3 +35,27 @@ def load_converters() -> dict[str, Converter]:
     from tx8c.frontend.onnx import converters  # noqa: F401
 
     return CONVERTERS
+
+
+def check_supported(graph: onnx.GraphProto) -> None:
+    """One error listing every unsupported op type with counts and node names."""
+    converters = load_converters()
+    unsupported: dict[str, list[str]] = {}
+    for index, node in enumerate(graph.node):
+        key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+        if node.domain not in ("", "ai.onnx") or node.op_type not in converters:
+            unsupported.setdefault(key, []).append(node.name or f"{node.op_type}_{index}")
+    if not unsupported:
+        return
+    parts = []
+    for op_type, names in sorted(unsupported.items()):
+        shown = ", ".join(f"'{n}'" for n in names[:MAX_NAMES_LISTED])
+        extra = len(names) - MAX_NAMES_LISTED
+        more = f", and {extra} more" if extra > 0 else ""
+        plural = "s" if len(names) > 1 else ""
+        parts.append(f"{op_type} ({len(names)} node{plural}: {shown}{more})")
+    raise OnnxImportError(
+        f"the model uses {len(unsupported)} op type(s) tx8c does not support: "
+        f"{'; '.join(parts)}. Replace them in the exporter (or decompose them into supported "
+        "ops), or open an issue asking for them."
+    )

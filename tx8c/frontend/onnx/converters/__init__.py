@@ -3,4 +3,19 @@
 Importing this package registers every converter in `registry.CONVERTERS`.
 """
 
-from tx8c.frontend.onnx.converters import elementwise, nn, shape, tensor  # noqa: F401
+from tx8c.frontend.onnx.converters import (  # noqa: F401
+    activations,
+    attention,
+    conv,
+    einsum,
+    elementwise,
+    indexing,
+    math,
+    nn,
+    norm,
+    pool,
+    quant,
+    recurrent,
+    shape,
+    tensor,
+)

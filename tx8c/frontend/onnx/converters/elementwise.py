@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tx8c.dialect.ops import elementwise as ew
+from tx8c.frontend.onnx.compose import dtype_name, like
 from tx8c.frontend.onnx.context import NodeContext, Value
 from tx8c.frontend.onnx.loader import OnnxDtypeError
 from tx8c.frontend.onnx.registry import converter
@@ -24,23 +25,25 @@ _UNARY = {
 }
 
 
-def like(ctx: NodeContext, value: float, ref: Value) -> Value:
-    """A scalar constant with the dtype of `ref`."""
-    return ctx.constant(np.asarray(value, dtype=ref.dtype))
-
-
 @converter(*_BINARY)
 def convert_binary(ctx: NodeContext) -> Value:
     lhs, rhs = ctx.input(0), ctx.input(1)
+    if ctx.op_type == "Div":
+        check_integer_divisor(ctx, rhs)
     if ctx.op_type == "Pow" and rhs.dtype != lhs.dtype:
-        rhs = ctx.emit(ew.CastOp, [rhs], to=_dtype_name(lhs))
+        rhs = ctx.emit(ew.CastOp, [rhs], to=dtype_name(lhs.dtype))
     return ctx.emit(_BINARY[ctx.op_type], [lhs, rhs])
 
 
-def _dtype_name(value: Value) -> str:
-    from tx8c.dialect.types import from_numpy_dtype, short_name
-
-    return short_name(from_numpy_dtype(value.dtype))
+def check_integer_divisor(ctx: NodeContext, divisor: Value) -> None:
+    """An integer division by a compile-time zero is undefined in ONNX: refuse it rather
+    than compile whatever numpy gives."""
+    if (divisor.is_const and np.issubdtype(divisor.dtype, np.integer)
+            and np.any(divisor.const == 0)):
+        raise ctx.error(
+            f"divides integers by zero (input #1 '{ctx.node.input[1]}' holds a 0); the "
+            "result is undefined. Fix the model's divisor."
+        )
 
 
 @converter("Max", "Min", "Sum", "Mean")
@@ -121,7 +124,7 @@ def convert_cast_like(ctx: NodeContext) -> Value:
     x, target = ctx.input(0), ctx.input(1)
     if x.is_const:
         return ctx.constant(x.const.astype(target.dtype))
-    return ctx.emit(ew.CastOp, [x], to=_dtype_name(target))
+    return ctx.emit(ew.CastOp, [x], to=dtype_name(target.dtype))
 
 
 @converter("PRelu")

@@ -9,27 +9,19 @@ import numpy as np
 
 from tx8c.dialect.ops import elementwise as ew
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
-from tx8c.dialect.ops.movement import ReshapeOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp, SoftmaxOp
 from tx8c.dialect.ops.reduce_pool import PoolOp, ReduceOp
 from tx8c.dialect.ops.resize import ResizeOp
+from tx8c.frontend.onnx.compose import matmul_ranked, reshape
 from tx8c.frontend.onnx.context import NodeContext, Value
 from tx8c.frontend.onnx.registry import converter
-
-
-def reshape(ctx: NodeContext, x: Value, shape) -> Value:
-    shape = [int(d) for d in shape]
-    if list(x.shape) == shape:
-        return x
-    return ctx.emit(ReshapeOp, [x], shape=shape)
-
 
 # --------------------------------------------------------------------------------------
 # Spatial windows (conv, pool): kernel geometry, auto_pad, 1-D as 2-D
 # --------------------------------------------------------------------------------------
 
 
-def _spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2)) -> int:
+def spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2)) -> int:
     rank = x.rank - 2
     if rank not in supported:
         dims = " and ".join(f"{d}-D" for d in supported)
@@ -40,7 +32,7 @@ def _spatial_rank(ctx: NodeContext, x: Value, supported: tuple[int, ...] = (1, 2
     return rank
 
 
-def _window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
+def window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
     """ONNX pads [begins..., ends...] after resolving auto_pad."""
     n = len(in_dims)
     auto_pad = ctx.attr("auto_pad", "NOTSET")
@@ -60,12 +52,12 @@ def _window_pads(ctx, in_dims, kernel, strides, dilations) -> list[int]:
     return begins + ends
 
 
-def _as_2d(values: list[int], fill: int) -> list[int]:
+def as_2d(values: list[int], fill: int) -> list[int]:
     """1-D window parameters as 2-D ones with H = 1."""
     return [fill, *values]
 
 
-def _pads_as_2d(pads: list[int]) -> list[int]:
+def pads_as_2d(pads: list[int]) -> list[int]:
     """ONNX 1-D pads [b, e] -> [top, left, bottom, right] = [0, b, 0, e]."""
     return [0, pads[0], 0, pads[1]]
 
@@ -73,17 +65,17 @@ def _pads_as_2d(pads: list[int]) -> list[int]:
 @converter("Conv")
 def convert_conv(ctx: NodeContext) -> Value:
     x, w = ctx.input(0), ctx.input(1)
-    rank = _spatial_rank(ctx, x)
+    rank = spatial_rank(ctx, x)
     kernel = list(ctx.attr("kernel_shape", w.shape[2:]))
     strides = list(ctx.attr("strides", [1] * rank))
     dilations = list(ctx.attr("dilations", [1] * rank))
-    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    pads = window_pads(ctx, x.shape[2:], kernel, strides, dilations)
     operands = [x, w] + ([ctx.input(2)] if ctx.has_input(2) else [])
     if rank == 1:  # a 1-D conv is a 2-D conv with H = 1
         n, c, length = x.shape
         operands[0] = reshape(ctx, x, [n, c, 1, length])
         operands[1] = reshape(ctx, w, [w.shape[0], w.shape[1], 1, w.shape[2]])
-        strides, dilations, pads = _as_2d(strides, 1), _as_2d(dilations, 1), _pads_as_2d(pads)
+        strides, dilations, pads = as_2d(strides, 1), as_2d(dilations, 1), pads_as_2d(pads)
     y = ctx.emit(
         ConvOp, operands, strides=strides, pads=pads, dilations=dilations,
         groups=ctx.attr("group", 1),
@@ -98,17 +90,17 @@ def convert_pool(ctx: NodeContext) -> Value:
     if ctx.num_outputs > 1 and ctx.node.output[1]:
         raise ctx.error("the Indices output of MaxPool is not supported")
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x, (1, 2, 3))
+    rank = spatial_rank(ctx, x, (1, 2, 3))
     kernel = list(ctx.attr("kernel_shape"))
     strides = list(ctx.attr("strides", [1] * rank))
     dilations = list(ctx.attr("dilations", [1] * rank))
-    pads = _window_pads(ctx, x.shape[2:], kernel, strides, dilations)
+    pads = window_pads(ctx, x.shape[2:], kernel, strides, dilations)
     if ctx.attr("storage_order", 0) != 0:
         raise ctx.error("storage_order = 1 (column major) is not supported")
     if rank == 1:
         x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
-        kernel, strides = _as_2d(kernel, 1), _as_2d(strides, 1)
-        dilations, pads = _as_2d(dilations, 1), _pads_as_2d(pads)
+        kernel, strides = as_2d(kernel, 1), as_2d(strides, 1)
+        dilations, pads = as_2d(dilations, 1), pads_as_2d(pads)
     attrs = dict(
         mode="max" if ctx.op_type == "MaxPool" else "avg", kernel=kernel, strides=strides,
         pads=pads, dilations=dilations, ceil_mode=bool(ctx.attr("ceil_mode", 0)),
@@ -124,7 +116,7 @@ def convert_pool(ctx: NodeContext) -> Value:
 @converter("GlobalAveragePool", "GlobalMaxPool")
 def convert_global_pool(ctx: NodeContext) -> Value:
     x = ctx.input(0)
-    rank = _spatial_rank(ctx, x, (1, 2, 3))
+    rank = spatial_rank(ctx, x, (1, 2, 3))
     if rank == 1:
         x = reshape(ctx, x, [x.shape[0], x.shape[1], 1, x.shape[2]])
     mode = "avg" if ctx.op_type == "GlobalAveragePool" else "max"
@@ -151,16 +143,7 @@ def convert_gemm(ctx: NodeContext) -> Value:
 
 @converter("MatMul")
 def convert_matmul(ctx: NodeContext) -> Value:
-    a, b = ctx.input(0), ctx.input(1)
-    a2 = reshape(ctx, a, [1, a.shape[0]]) if a.rank == 1 else a
-    b2 = reshape(ctx, b, [b.shape[0], 1]) if b.rank == 1 else b
-    y = ctx.emit(GemmOp, [a2, b2])
-    shape = list(y.shape)
-    if a.rank == 1:
-        del shape[-2]
-    if b.rank == 1:
-        del shape[-1]
-    return reshape(ctx, y, shape)
+    return matmul_ranked(ctx, GemmOp, ctx.input(0), ctx.input(1))
 
 
 # --------------------------------------------------------------------------------------
@@ -169,13 +152,39 @@ def convert_matmul(ctx: NodeContext) -> Value:
 
 
 @converter("BatchNormalization")
-def convert_batch_norm(ctx: NodeContext) -> Value:
-    if ctx.attr("training_mode", 0):
-        raise ctx.error("training_mode = 1 is not supported; export the model in eval mode")
-    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
-        raise ctx.error("the running mean/var outputs (training) are not supported")
+def convert_batch_norm(ctx: NodeContext) -> Value | list[Value]:
+    if ctx.opset < 9 and ctx.attr("spatial", 1) == 0:
+        raise ctx.error("spatial = 0 (statistics per element, opsets 7-8) is not supported")
     inputs = [ctx.input(i) for i in range(5)]
-    return ctx.emit(BatchNormInferenceOp, inputs, epsilon=ctx.attr("epsilon", 1e-5), axis=1)
+    epsilon = ctx.attr("epsilon", 1e-5)
+    if ctx.attr("training_mode", 0):
+        return _batch_norm_training(ctx, inputs, epsilon)
+    if ctx.num_outputs > 1 and any(ctx.node.output[1:]):
+        raise ctx.error("the running mean/var outputs need training_mode = 1")
+    return ctx.emit(BatchNormInferenceOp, inputs, epsilon=epsilon, axis=1)
+
+
+def _batch_norm_training(ctx: NodeContext, inputs: list[Value], epsilon: float) -> list[Value]:
+    """training_mode = 1 is deterministic: normalise with the batch's own statistics
+    (mean and biased variance over every dim but 1) and blend them into the running
+    ones with `momentum`."""
+    x, scale, bias, mean, var = inputs
+    axes = [d for d in range(x.rank) if d != 1]
+    batch_mean = ctx.emit(ReduceOp, [x], mode="mean", axes=axes, keepdims=False)
+    centred = ctx.emit(ew.SubOp, [x, reshape(ctx, batch_mean, [x.shape[1]] + [1] * (x.rank - 2))])
+    batch_var = ctx.emit(ReduceOp, [ctx.emit(ew.MulOp, [centred, centred])], mode="mean",
+                         axes=axes, keepdims=False)
+    y = ctx.emit(BatchNormInferenceOp, [x, scale, bias, batch_mean, batch_var],
+                 epsilon=epsilon, axis=1)
+    momentum = ctx.attr("momentum", 0.9)
+
+    def blend(running: Value, current: Value) -> Value:
+        kept = ctx.emit(ew.MulOp, [running, ctx.constant(np.asarray(momentum, running.dtype))])
+        new = ctx.emit(ew.MulOp, [current, ctx.constant(np.asarray(1 - momentum,
+                                                                    current.dtype))])
+        return ctx.emit(ew.AddOp, [kept, new])
+
+    return [y, blend(mean, batch_mean), blend(var, batch_var)][:ctx.num_outputs]
 
 
 @converter("LayerNormalization")
@@ -279,6 +288,8 @@ _RESIZE_COORDINATE_MODES = (
 @converter("Resize")
 def convert_resize(ctx: NodeContext) -> Value:
     x = ctx.input(0)
+    if ctx.opset < 11:  # Resize-10: (X, scales), asymmetric coordinates
+        return scale_asymmetric(ctx, x, ctx.const(1))
     mode = ctx.attr("mode", "nearest")
     if mode not in _RESIZE_MODES:
         raise ctx.error(f"mode '{mode}' is not an ONNX Resize mode (nearest, linear, cubic)")
@@ -307,6 +318,32 @@ def convert_resize(ctx: NodeContext) -> Value:
         ResizeOp, [x], mode=_RESIZE_MODES[mode], sizes=sizes,
         coordinate_transformation_mode=coord, scales=scales, **attrs,
     )
+
+
+def scale_asymmetric(ctx: NodeContext, x: Value, scales) -> Value:
+    """Upsample (opsets 7-9) and Resize-10: output dims floor(dim * scale), source
+    coordinate out / scale, nearest rounding as onnxruntime's: down when enlarging, up
+    when shrinking."""
+    mode = ctx.attr("mode", "nearest")
+    scales = [float(v) for v in np.asarray(scales).reshape(-1)]
+    if len(scales) != x.rank or any(v <= 0 for v in scales):
+        raise ctx.error(f"scales {scales} must hold one positive value per input dim "
+                        f"({x.rank})")
+    sizes = [int(math.floor(d * v)) for d, v in zip(x.shape, scales, strict=True)]
+    if mode == "nearest":
+        if any(v < 1 for v in scales) and any(v > 1 for v in scales):
+            raise ctx.error(f"scales {scales} both enlarge and shrink; tx8c supports one "
+                            "direction per nearest Resize before opset 11")
+        rounding = "ceil" if any(v < 1 for v in scales) else "floor"
+        return ctx.emit(ResizeOp, [x], mode="nearest", sizes=sizes, scales=scales,
+                        coordinate_transformation_mode="asymmetric", nearest_mode=rounding)
+    if mode not in ("linear", "bilinear"):
+        raise ctx.error(f"mode must be nearest or linear, got '{mode}'")
+    if x.rank != 4 or scales[:2] != [1.0, 1.0]:
+        raise ctx.error(f"linear {ctx.op_type} is supported on rank-4 inputs scaling the last "
+                        f"two dims; got {list(x.shape)} with scales {scales}")
+    return ctx.emit(ResizeOp, [x], mode="bilinear", sizes=sizes, scales=scales,
+                    coordinate_transformation_mode="asymmetric")
 
 
 def _resize_roi(ctx: NodeContext, x: Value) -> list[float]:

@@ -15,8 +15,8 @@ from tx8c.dialect.ops.movement import (
     TileOp,
     TransposeOp,
 )
+from tx8c.frontend.onnx.compose import reshape
 from tx8c.frontend.onnx.context import NodeContext, Value
-from tx8c.frontend.onnx.converters.nn import reshape
 from tx8c.frontend.onnx.registry import converter
 
 
@@ -189,12 +189,16 @@ def _crop(ctx: NodeContext, x: Value, pads: list[int]) -> Value:
 
 @converter("Gather")
 def convert_gather(ctx: NodeContext) -> Value:
-    return ctx.emit(GatherOp, [ctx.input(0), ctx.input(1)], axis=ctx.attr("axis", 0))
+    data, axis = ctx.input(0), ctx.attr("axis", 0)
+    ctx.check_indices(1, data.shape[ctx.axis(axis, data.rank)])
+    return ctx.emit(GatherOp, [data, ctx.input(1)], axis=axis)
 
 
 @converter("GatherElements")
 def convert_gather_elements(ctx: NodeContext) -> Value:
-    return ctx.emit(GatherElementsOp, [ctx.input(0), ctx.input(1)], axis=ctx.attr("axis", 0))
+    data, axis = ctx.input(0), ctx.attr("axis", 0)
+    ctx.check_indices(1, data.shape[ctx.axis(axis, data.rank)])
+    return ctx.emit(GatherElementsOp, [data, ctx.input(1)], axis=axis)
 
 
 @converter("ScatterND")
@@ -229,9 +233,17 @@ def convert_depth_to_space(ctx: NodeContext) -> Value:
 
 @converter("SpaceToDepth")
 def convert_space_to_depth(ctx: NodeContext) -> Value:
+    """DCR (the default): channel = (bh * b + bw) * C + c; CRD (opset 28): channel =
+    c * b * b + bh * b + bw."""
     x = ctx.input(0)
     b = ctx.attr("blocksize")
     n, c, h, w = x.shape
+    if h % b or w % b:
+        raise ctx.error(f"blocksize {b} must divide H and W, got {h} x {w}")
     y = reshape(ctx, x, [n, c, h // b, b, w // b, b])
-    y = ctx.emit(TransposeOp, [y], perm=[0, 3, 5, 1, 2, 4])
+    mode = ctx.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise ctx.error(f"mode must be DCR or CRD, got '{mode}'")
+    perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    y = ctx.emit(TransposeOp, [y], perm=perm)
     return reshape(ctx, y, [n, c * b * b, h // b, w // b])

@@ -1,0 +1,73 @@
+"""The dependency graph of a function's groups: layers from the back (seed 003, "Compile
+Option 1: opt_barrier", groupDAGPass), barrier epochs and the barrier check.
+
+Every tile runs the groups of a function one after another. `need_barrier` on a group
+makes every tile wait, after it, until all tiles have finished it (and everything
+before it); a group without a barrier lets a fast tile start the next group early.
+
+- `group_graph(block)`: the top-level groups in block order and, for each, the groups
+  that read its results.
+- `layers(readers)`: the seed's layer numbers, counted from the back: a group nothing
+  reads (or only the function's return) is layer 0, any other group is one more than
+  the highest layer among its readers. Every edge goes from a higher layer to a lower
+  one, so the groups of one layer never depend on each other.
+- `barrier_epochs(groups)`: epoch of a group = the number of barriers before it in block
+  order. Tiles can only be in groups of one epoch at a time, so a group's results are
+  complete for every tile exactly when its reader runs in a later epoch.
+- `missing_barriers(block)`: the (producer, reader) pairs with no barrier between them:
+  a reader that may read a result before every tile has written it. Empty is the
+  correctness condition of the barriers; the tests check every grouping against it and a
+  tile-level simulator (cmodel v2) can check the same on its schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Block
+
+from tx8c.dialect.ops.backend import GroupOp
+
+
+def group_graph(block: Block) -> tuple[list[GroupOp], list[list[int]]]:
+    """The top-level groups of `block` in order, and for each the (sorted) indices of
+    the groups that read one of its results."""
+    groups = [op for op in block.ops if isinstance(op, GroupOp)]
+    index = {g: i for i, g in enumerate(groups)}
+    readers = []
+    for g in groups:
+        found = {index[u.operation] for r in g.results for u in r.uses if u.operation in index}
+        readers.append(sorted(found))
+    return groups, readers
+
+
+def layers(readers: Sequence[Sequence[int]]) -> list[int]:
+    """Layer numbers from the back for groups in a topological order (readers after
+    their producers): 0 without group readers, else 1 + the highest reader's layer."""
+    layer = [0] * len(readers)
+    for i in range(len(readers) - 1, -1, -1):
+        if readers[i]:
+            layer[i] = 1 + max(layer[j] for j in readers[i])
+    return layer
+
+
+def barrier_epochs(groups: Sequence[GroupOp]) -> list[int]:
+    """For each group (in block order), how many groups before it have a barrier."""
+    epochs, barriers = [], 0
+    for g in groups:
+        epochs.append(barriers)
+        barriers += bool(g.attr("need_barrier"))
+    return epochs
+
+
+def missing_barriers(block: Block) -> list[tuple[GroupOp, GroupOp]]:
+    """Pairs (producer, reader) of top-level groups of `block` with no barrier on the
+    producer or on a group between the two: the reader may start before every tile has
+    finished the producer."""
+    groups, readers = group_graph(block)
+    epoch = barrier_epochs(groups)
+    return [
+        (groups[p], groups[r])
+        for p in range(len(groups)) for r in readers[p]
+        if epoch[r] <= epoch[p]
+    ]
