@@ -14,7 +14,6 @@ from tx8c.interfaces.traits import (
     ExecutesRegion,
     MemoryOp,
     ReadsConstContainer,
-    Relabel,
 )
 
 TRANSFORMS = Path(__file__).parents[2] / "tx8c" / "transforms"
@@ -26,7 +25,6 @@ EXPECTED = {
     ByteMove: {"LoadVar", "StoreVar"},
     ExecutesRegion: {"Group"},
     ReadsConstContainer: {"LoadConst"},
-    Relabel: {"Relabel"},
     IsTerminator: {"Yield"},
 }
 
@@ -65,3 +63,14 @@ def test_no_pass_file_imports_another_pass_file(path: Path) -> None:
               for p in _pass_files()}
     imported = _imported_modules(path) & passes
     assert not imported, f"{path.name} imports pass file(s) {sorted(imported)}"
+
+
+def test_only_relabel_says_it_moves_no_bytes() -> None:
+    """`moves_no_bytes()` (OpLib) is the backend's one question for a relabel: only
+    tx8be.Relabel answers yes (a Reshape that moves no bytes becomes one in the layout
+    stage)."""
+    from tx8c.interfaces.oplib import OpLib
+
+    saying = {op.name.removeprefix("tx8be.") for op in all_ops()
+              if getattr(op, "moves_no_bytes", OpLib.moves_no_bytes) is not OpLib.moves_no_bytes}
+    assert saying == {"Relabel"}

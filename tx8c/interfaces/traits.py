@@ -51,14 +51,3 @@ class ReadsConstContainer(OpTrait):
     (LoadConst): executors call the op's `load_const(constants)` instead of compute(); the
     byte-level cmodel calls `load_stored(container)`, the constant's stored bytes and
     their layout."""
-
-
-@dataclass(frozen=True)
-class Relabel(OpTrait):
-    """The op moves no bytes: its result is its operand's bytes, unchanged, read under
-    another shape (`tx8be.Relabel`, made by the layout stage only where the two layouts
-    put every element at the same byte in the family the op runs in). The question the
-    backend asks of every op, "do you move bytes or are you a relabel of your operand's
-    bytes?": a relabel runs no kernel, its result takes its operand's buffer (SPM/DDR
-    allocation, grouping, slicing, codegen), and the byte-level cmodel passes the buffer
-    through, so a relabel that is not the identity on the bytes gives a wrong answer."""

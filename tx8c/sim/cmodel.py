@@ -28,7 +28,7 @@ Semantics:
   even if its `dev_info` is right. Its `dev_info.mem_layout` picks the exact layout of the
   result (Cx or NCx, Tensor or NTensor) when its family agrees with the direction; if it
   does not, the result is written in `mem_layout_for(shape, direction)`.
-- **Relabel** (the `Relabel` trait) moves no bytes: its result is its operand's buffer,
+- **Relabel** (`moves_no_bytes()`) moves no bytes: its result is its operand's buffer,
   unchanged, labelled with the result's layout. Read in that layout it gives the right
   values only if the relabel is the identity on the bytes of its family, so a relabel
   that is not gives a wrong answer.
@@ -82,7 +82,7 @@ from xdsl.ir import Operation
 from tx8c.dialect.attrs import AlignMode, LayoutMode
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned, mem_layout_for
-from tx8c.interfaces.traits import ByteMove, ExecutesRegion, ReadsConstContainer, Relabel
+from tx8c.interfaces.traits import ByteMove, ExecutesRegion, ReadsConstContainer
 from tx8c.ir_utils import shape_of
 from tx8c.sim.reference import Constants, ReferenceExecutor, require_tx8be
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
@@ -163,7 +163,7 @@ class CModel(ReferenceExecutor):
         if op.has_trait(ByteMove):  # LoadVar, StoreVar
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
-        if op.has_trait(Relabel):  # an alias: its operand's bytes, moved nowhere
+        if isinstance(op, Tx8beOp) and op.moves_no_bytes():  # an alias of its operand
             self._record(op, [0], [0])
             return [Buffer(values[0].data, self._result_layouts(op, op_is_aligned(op))[0])]
         op = require_tx8be(op)

@@ -35,7 +35,6 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.irdl import traits_def
 
 from tx8c.dialect.attrs import AlignMode
 from tx8c.dialect.base import (
@@ -74,7 +73,6 @@ from tx8c.interfaces.sharding import (
     cut_to,
     slicer_fields,
 )
-from tx8c.interfaces.traits import Relabel
 
 
 class MovementOp(Tx8beOp):
@@ -264,17 +262,16 @@ class RelabelOp(MovementOp):
     mem_layout puts every element at the byte where the operand's mem_layout holds it
     (`tx8c.dialect.relabel.relabel_families`, decided from the address functions).
 
-    So the op moves no bytes and runs no kernel (engine NONE): it has the `Relabel` trait
-    (`tx8c.interfaces.traits`; ask `op.has_trait(Relabel)`), the answer to the question
-    the backend asks of every op ("do you move bytes, or are you a relabel of your
-    operand's bytes?"); it gives the result the operand's buffer, and the cmodel passes
-    the bytes through, so a Relabel that is not the identity on the
-    bytes of its family gives a wrong answer there. Its OpAttr align_mode is the
+    So the op moves no bytes and runs no kernel (engine NONE): `moves_no_bytes()` is
+    True, the answer to the question the backend asks of every op (OpLib: "do you move
+    bytes, or are you a relabel of your operand's bytes?"); group-ldst neither loads nor
+    stores for it, it computes nothing on a slice, and the cmodel passes its operand's
+    bytes through, so a Relabel that is not the identity on the bytes of its family
+    gives a wrong answer there. Its OpAttr align_mode is the
     families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN.
     """
 
     name = "tx8be.Relabel"
-    traits = traits_def(Relabel())
     shape = ints_attr()
     view = ints_attr(optional=True)
     perm = ints_attr(optional=True)
@@ -322,6 +319,8 @@ class RelabelOp(MovementOp):
         )
         return self.op_attr(align_mode=mode, engine=Engine.NONE, mem_inplace=True)
 
+    def moves_no_bytes(self) -> bool:
+        return True
 
     infer_operand_layouts = cannot_infer_backward
 

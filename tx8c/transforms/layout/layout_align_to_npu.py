@@ -134,7 +134,6 @@ from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import input_layouts, is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
 from tx8c.dialect.relabel import families_agree, moved_bytes
-from tx8c.interfaces.traits import Relabel
 from tx8c.target.mem_layout import stored_bytes
 
 CX_RANKS = (2, 4)
@@ -251,7 +250,7 @@ class _Builder:
         if mode in (AlignMode.ALIGN, AlignMode.NALIGN):
             return _side(mode)
         rank = op.results[0].type.get_num_dims() if op.results else None
-        if rank is not None and rank not in CX_RANKS and not op.has_trait(Relabel):
+        if rank is not None and rank not in CX_RANKS and not op.moves_no_bytes():
             return NALIGN_SIDE
         followed = _followed_operand(op)
         if followed is not None and not self._is_compile_time_value(followed):
@@ -260,7 +259,7 @@ class _Builder:
 
     def _add_moves(self, op: Operation, node: int) -> None:
         """What a Reshape/Transpose moves in each family (0 where it is a relabel)."""
-        if not isinstance(op, Tx8beOp) or op.has_trait(Relabel):
+        if not isinstance(op, Tx8beOp) or op.moves_no_bytes():
             return
         m = op.element_map()
         if m is None:

@@ -113,7 +113,6 @@ from tx8c.dialect.relabel import (
     split_relabel,
 )
 from tx8c.interfaces.shape_inference import shape_of
-from tx8c.interfaces.traits import Relabel
 from tx8c.target.mem_layout import stored_bytes
 
 VIEWS = {1: RankView(1, (0,)), 3: RankView(3, (1,))}
@@ -377,7 +376,7 @@ class _Chains:
             self._replace(op, [TransposeOp.make([source], perm=perm, layout_str=op.layout)],
                           links)
             return True
-        movers = sum(1 for link in links if not link.has_trait(Relabel))
+        movers = sum(1 for link in links if not link.moves_no_bytes())
         if movers < 2 or True not in _chain_families(links):
             return False  # one mover already: a split would move as much
         split = split_relabel(m, _element_type(source), True)

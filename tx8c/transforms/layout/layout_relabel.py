@@ -37,7 +37,6 @@ from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.ops.movement import RelabelOp, ReshapeOp, TransposeOp
 from tx8c.dialect.relabel import moved_bytes
-from tx8c.interfaces.traits import Relabel
 
 
 @dataclass
@@ -57,7 +56,7 @@ def _family(op: Tx8beOp) -> bool | None:
 
 def relabel_block(block: Block, stats: RelabelStats) -> None:
     for op in list(block.ops):
-        if not isinstance(op, Tx8beOp) or op.has_trait(Relabel) or _family(op) is None:
+        if not isinstance(op, Tx8beOp) or op.moves_no_bytes() or _family(op) is None:
             continue
         m = op.element_map()
         if m is None:
