@@ -96,6 +96,25 @@ def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
     return read_pass_stats(module, STATS_ATTR)
 
 
+def layout_traffic(stats: Mapping[str, Mapping[str, int | str]]) -> dict[str, int]:
+    """What still moves bytes after the layout stage, from its passes' statistics: the
+    ChannelNorms left (layout-align-opt, else layout-align-to-npu), the Transposes and
+    Reshapes left with the bytes they write in their family (0 for one that moves
+    nothing) and the relabels (layout-relabel), and the Transposes layout-preset-to-npu
+    inserted. Missing passes count 0."""
+    align = stats.get("layout-align-opt", stats.get("layout-align-to-npu", {}))
+    left = stats.get("layout-relabel", {})
+    preset = stats.get("layout-preset-to-npu", {})
+    pick = (
+        (align, "channel_norms"), (align, "channel_norm_bytes"),
+        (left, "transposes"), (left, "transpose_bytes"),
+        (left, "reshapes"), (left, "reshape_bytes"), (left, "relabels"),
+    )
+    traffic = {key: int(source.get(key, 0)) for source, key in pick}
+    traffic["transposes_inserted"] = int(preset.get("transposes", 0))
+    return traffic
+
+
 # --------------------------------------------------------------------------------------
 # The skeleton of a layout choice
 # --------------------------------------------------------------------------------------

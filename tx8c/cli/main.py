@@ -102,6 +102,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
+        "layout_traffic": _layout_traffic(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
         "inputs": result.input_names,
@@ -116,6 +117,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
+
+
+def _layout_traffic(module) -> dict:
+    """What still moves bytes after the layout stage (ChannelNorms, Transposes, Reshapes:
+    count and bytes; relabels)."""
+    from tx8c.analysis.layout_problem import layout_traffic, read_layout_stats
+
+    return layout_traffic(read_layout_stats(module))
 
 
 def _layout_stats(module) -> dict:

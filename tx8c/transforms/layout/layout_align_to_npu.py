@@ -49,7 +49,7 @@ Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
    the Slice rule live in the op classes).
 6. A BOTH op whose result rank is not 2 or 4 is NALIGN: seed 000 says odd ranks (1, 3)
    because "Cx needs rank 2 or 4"; we apply that reason, so rank 0 and >= 5 too. A
-   relabel (the `Relabel` trait: it runs no kernel) is exempt. layout-normalize-rank, before this
+   relabel (`moves_no_bytes()`: it runs no kernel) is exempt. layout-normalize-rank, before this
    pass, gives most odd-rank ops a rank-4 view, so few reach this rule.
    Decision: this rule is for BOTH ops only. An ALIGN-only op of odd rank (Gemm on
    [1, seq, hidden], Reduce to rank 1) stays ALIGN: its kernel supports nothing else, and
@@ -105,7 +105,7 @@ Cost: building the problem, greedy and rewriting are O(ops + uses), no recursion
 cut has at most ops + 2 * values nodes and O(uses) edges (Dinic's algorithm in scipy).
 
 Op knowledge comes from the op classes (`query_op_attr`, OpLib's `follows_operand`,
-and `reads_other_family` for the converter's reading rule, the `Relabel` trait, ShapeInference's
+and `reads_other_family` for the converter's reading rule, `moves_no_bytes()`, ShapeInference's
 `element_map` for what a movement op moves; the byte layouts decide the rest:
 `tx8c.dialect.relabel`);
 the only op class named here is ChannelNorm, the op this pass creates. The skeleton

@@ -7,8 +7,8 @@ that family (`tx8c.dialect.relabel.relabel_families`, decided from the address
 functions) moves nothing: it is replaced by a `tx8be.Relabel` of the same map, with the
 same layout_str and dev_info. Every compact Reshape is one (compact layouts are
 row-major); an aligned one is when the channel blocks line up (`[1,128,768]` ->
-`[1,1,128,768]`). So after this pass the backend asks one question of an op, the `Relabel`
-trait (`tx8c.interfaces.traits`), and every Reshape or Transpose left really moves bytes.
+`[1,1,128,768]`). So after this pass the backend asks one question of an op, OpLib's
+`moves_no_bytes()` (True for a Relabel), and every Reshape or Transpose left really moves bytes.
 
 This runs after layout-align-opt, last in the layout stage: layout-normalize-rank made
 the relabels whose family did not matter, layout-align-to-npu priced each movement op at
