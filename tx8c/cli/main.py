@@ -105,6 +105,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "layout_traffic": _layout_traffic(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
+        "slicing": _slicing_report(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
     }
@@ -114,6 +115,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     out.commit()
     progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
+    if not (args.quiet or args.json):
+        print(_latency_line(report["slicing"]))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
@@ -140,6 +143,37 @@ def _group_stats(module) -> dict:
     from tx8c.analysis.group_stats import group_report
 
     return group_report(module)
+
+
+def _slicing_report(module) -> dict:
+    """The slicing search's plans (per group) and the model's estimated latency beside
+    its bounds: the sum of the groups' bounds and the roofline bound."""
+    from tx8c.analysis.roofline import model_roofline
+    from tx8c.transforms.slice.group_cost import STATS_ATTR, target_config
+
+    attr = module.attributes.get(STATS_ATTR)
+    stats = json.loads(attr.data) if attr is not None else {"groups": [], "cycles": 0,
+                                                             "bound_cycles": 0}
+    config = target_config(module)
+    roofline = model_roofline(module, config)
+    seconds = stats["cycles"] / config.clock_hz
+    return {
+        **stats,
+        "estimated_seconds": seconds,
+        "groups_bound_seconds": stats["bound_cycles"] / config.clock_hz,
+        "roofline": roofline.as_dict(),
+        "estimate_over_roofline": seconds / roofline.seconds if roofline.seconds else None,
+    }
+
+
+def _latency_line(slicing: dict) -> str:
+    us = 1e6
+    roof = slicing["roofline"]
+    ratio = slicing["estimate_over_roofline"]
+    return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
+            f"({len(slicing['groups'])} groups); roofline bound {roof['seconds'] * us:.1f} us "
+            f"({roof['bound_by']}-bound)"
+            + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
 
 
 def _file_name(stage: str) -> str:
