@@ -65,9 +65,11 @@ def _address_bytes(op) -> int:
 
 def _from_input(value) -> bool:
     """`value` is a graph input, maybe through relabels."""
-    while value.owner.name == "tx8be.Relabel":
+    from xdsl.ir import BlockArgument
+
+    while not isinstance(value, BlockArgument) and value.owner.name == "tx8be.Relabel":
         value = value.owner.operands[0]
-    return not hasattr(value.owner, "name")  # a block argument: owned by the block
+    return isinstance(value, BlockArgument)
 
 
 def _to_output(value) -> bool:
