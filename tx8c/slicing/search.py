@@ -212,6 +212,27 @@ def _deepen(spec, config, options, best: _Best) -> None:
     dims = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
     for cand in _deeper(base, share, granules, dims, options):
         best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
+    _polish(spec, config, options, best)
+
+
+def _polish(spec, config, options, best: _Best) -> None:
+    """Around the best plan: every split of each dim alone, with the reduction cut in
+    time kept or undone, both pipeline depths (a reduction cut found on top of a
+    coarse split often wants another one)."""
+    base = best.plan.candidate
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    share = [math.ceil(d.size / s) for d, s in zip(loops, base.sharding, strict=True)]
+    reduces = [base.reduce]
+    if base.reduce is not None and math.prod(base.reduce.split) > 1:
+        reduces.append(replace(base.reduce, split=(1,) * len(base.reduce.split)))
+    for d in (d for d in range(len(loops)) if loops[d].split):
+        for value in split_values(share[d], granules[d]):
+            split = base.split[:d] + (value,) + base.split[d + 1:]
+            for reduce in reduces:
+                for deep in (False, True):
+                    best.offer(spec, Candidate(base.sharding, split, reduce, True, deep),
+                               config)
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
