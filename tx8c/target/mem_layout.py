@@ -461,9 +461,16 @@ def address_map(
 ) -> np.ndarray:
     """An int64 array of `shape` holding every element's byte offset (vectorised)."""
     plan = layout_plan(shape, dtype, layout, config)
-    n = np.arange(plan.n, dtype=np.int64)[:, None, None]
-    hw = np.arange(plan.hw, dtype=np.int64)[None, :, None]
-    c = np.arange(plan.c, dtype=np.int64)[None, None, :]
+    flat = np.arange(plan.n * plan.hw * plan.c, dtype=np.int64)
+    return _flat_addresses(plan, flat).reshape(plan.shape)
+
+
+def _flat_addresses(plan: LayoutPlan, flat: np.ndarray) -> np.ndarray:
+    """Byte offsets of the elements at row-major positions `flat` (the (N, HW, C) view
+    flattened is the shape flattened)."""
+    per_batch = plan.hw * plan.c
+    n, rest = np.divmod(flat, max(1, per_batch))
+    hw, c = np.divmod(rest, max(1, plan.c))
     bc = plan.cx * plan.block
     if plan.block:
         in_blocks = (c // plan.block) * plan.hw * plan.block + hw * plan.block + c % plan.block
@@ -471,7 +478,11 @@ def address_map(
         in_blocks = np.zeros_like(c)
     in_tail = plan.blocks_elems + hw * plan.c0_padded + (c - bc)
     off = np.where(c < bc, in_blocks, in_tail)
-    return (n * plan.batch_stride + off * plan.itemsize).reshape(plan.shape)
+    return n * plan.batch_stride + off * plan.itemsize
+
+
+_CHUNK = 1 << 20
+"""Elements compared at a time when a reshape is checked (memory stays bounded)."""
 
 
 def same_bytes(
@@ -502,8 +513,12 @@ def same_bytes(
         return False
     if math.prod(source.shape) != math.prod(result.shape):
         return False
-    moved = address_map(source.shape, source.storage, source.layout, config)
-    moved = moved.reshape(result.shape) if reorder is None else reorder(moved)
+    if reorder is None:  # a row-major reshape: compare position by position, in chunks
+        total = math.prod(source.shape)
+        return all(np.array_equal(_flat_addresses(source, flat), _flat_addresses(result, flat))
+                   for start in range(0, total, _CHUNK)
+                   for flat in [np.arange(start, min(total, start + _CHUNK), dtype=np.int64)])
+    moved = reorder(address_map(source.shape, source.storage, source.layout, config))
     if moved.shape != result.shape:
         return False
     return bool(np.array_equal(moved, address_map(result.shape, result.storage,
