@@ -23,6 +23,7 @@ stages; then group-cost runs alone (timed, wall and CPU). Tables:
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
@@ -58,10 +59,14 @@ US = 1e6
 
 @dataclass
 class Searched:
+    """A model after group-cost: the module, the search's seconds, and every sliced
+    group with its plan and template id (read from the IR once)."""
+
     name: str
     module: object
     wall: float
     cpu: float
+    plans: list[tuple[object, Plan, int]]
 
 
 def grouped(source):
@@ -79,12 +84,10 @@ def sliced(name: str, source) -> Searched:
         wall, cpu = time.perf_counter(), time.process_time()
         GroupCostPass().apply(make_context(), module)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Searched(name, module, wall, cpu)
+    return Searched(name, module, wall, cpu, plans(module))
 
 
 def plans(module) -> list[tuple[object, Plan, int]]:
-    import json
-
     return [(g, Plan.from_dict(json.loads(g.attributes[PLAN_ATTR].data)),
              g.attr("template_id")) for g in groups_to_slice(module)]
 
@@ -107,7 +110,7 @@ def model_table(runs: list[Searched]) -> None:
     print(head)
     print("-" * len(head))
     for run in runs:
-        rows = plans(run.module)
+        rows = run.plans
         est = sum(p.cycles for _, p, _ in rows)
         bound = sum(p.bound_cycles for _, p, _ in rows)
         roof = model_roofline(run.module, DEFAULT_CONFIG).seconds
@@ -125,7 +128,7 @@ def bounds_table(runs: list[Searched]) -> None:
     print(head)
     print("-" * len(head))
     for run in runs:
-        rows = plans(run.module)
+        rows = run.plans
         spm = [p.spm_peak / p.spm_lower_bound for _, p, _ in rows if p.spm_lower_bound]
         pipe = [p.cycles / max(e.cycles for e in p.engines)
                 for _, p, _ in rows if p.steps >= 4 and p.engines]
@@ -147,7 +150,7 @@ def quality_table(runs: list[Searched], limit: int) -> None:
     print("-" * len(head))
     for run in runs:
         ratios, worst, spent = [], [], 0.0
-        searched = [(g, p) for g, p, t in plans(run.module) if t < 0]
+        searched = [(g, p) for g, p, t in run.plans if t < 0]
         for group, plan in searched:
             spec = group_spec(group)
             if not spec.sliceable or space_size(spec, limit) > limit:

@@ -142,11 +142,11 @@ def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOp
 
 
 def _default_search(spec, config, options, best: _Best) -> None:
-    """Three phases: every sharding of the first `levels` levels (all by default) at the
+    """Five phases: every sharding of the first `levels` levels (all by default) at the
     smallest split that fits (and, pipelined, at a few more steps along its first
     splittable dim); for the `refine` best shardings, every split along each dim and
-    pairs of dims; then the reduction cut over idle tiles and in time, on the best plan
-    and on the unsharded one."""
+    pairs of dims; the reduction cut over idle tiles and in time, on the best plan and on
+    the unsharded one; deep pipelines for the best plans; a polish around the best."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
@@ -158,7 +158,7 @@ def _default_search(spec, config, options, best: _Best) -> None:
     order = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
     scored: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     for sharding in visited:
-        share = [math.ceil(dim.size / s) for dim, s in zip(loops, sharding, strict=True)]
+        share = _share(loops, sharding)
         fitted = _smallest_split(spec, sharding, share, granules, order, config, best)
         if fitted is None:
             continue
@@ -173,7 +173,7 @@ def _default_search(spec, config, options, best: _Best) -> None:
         scored.append((top.cycles, sharding, fitted.candidate.split))
     scored.sort()
     for _, sharding, split in scored[: options.refine]:
-        share = [math.ceil(dim.size / s) for dim, s in zip(loops, sharding, strict=True)]
+        share = _share(loops, sharding)
         base = Candidate(sharding, split)
         for cand in _deeper(base, share, granules, order, options):
             best.offer(spec, cand, config)
@@ -183,17 +183,23 @@ def _default_search(spec, config, options, best: _Best) -> None:
     bases += [Candidate(sharding, split) for _, sharding, split in scored
               if sharding == none] or [Candidate(none, none)]  # nothing fits uncut
     for base in bases:
-        used = _used_tiles(spec, base, config)
+        used = _used_tiles(spec, base, granules)
         if used < config.tiles_per_chip:
             for cand in _reduce_candidates(spec, base, used, config):
                 best.offer(spec, cand, config)
-    _deepen(spec, config, options, best)
+    if _deepen(spec, config, options, best, granules, order):
+        _polish(spec, config, best, granules, order)
 
 
-def _deepen(spec, config, options, best: _Best) -> None:
+def _share(loops, sharding) -> list[int]:
+    """Each anchor dim's extent on one tile under `sharding`."""
+    return [math.ceil(d.size / s) for d, s in zip(loops, sharding, strict=True)]
+
+
+def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     """The `refine` best pipelined plans with a stage per engine change (`deep`), and
     the best of those with more steps along each dim (deeper pipelines pay off over
-    more steps)."""
+    more steps). Whether any deep plan fits."""
     shallow = sorted((p for p in best.found if p.candidate.pipelined
                       and not p.candidate.deep), key=lambda p: p.cycles)
     seen = set()
@@ -204,29 +210,24 @@ def _deepen(spec, config, options, best: _Best) -> None:
             best.offer(spec, cand, config)
     deep = [p for p in best.found if p.candidate.deep]
     if not deep:
-        return
+        return False
     base = min(deep, key=lambda p: p.cycles).candidate
-    loops = spec.anchor_loops
-    granules = anchor_granules(spec, config)
-    share = [math.ceil(d.size / s) for d, s in zip(loops, base.sharding, strict=True)]
-    dims = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
-    for cand in _deeper(base, share, granules, dims, options):
+    share = _share(spec.anchor_loops, base.sharding)
+    for cand in _deeper(base, share, granules, order, options):
         best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
-    _polish(spec, config, options, best)
+    return True
 
 
-def _polish(spec, config, options, best: _Best) -> None:
+def _polish(spec, config, best: _Best, granules, order) -> None:
     """Around the best plan: every split of each dim alone, with the reduction cut in
     time kept or undone, both pipeline depths (a reduction cut found on top of a
     coarse split often wants another one)."""
     base = best.plan.candidate
-    loops = spec.anchor_loops
-    granules = anchor_granules(spec, config)
-    share = [math.ceil(d.size / s) for d, s in zip(loops, base.sharding, strict=True)]
+    share = _share(spec.anchor_loops, base.sharding)
     reduces = [base.reduce]
     if base.reduce is not None and math.prod(base.reduce.split) > 1:
         reduces.append(replace(base.reduce, split=(1,) * len(base.reduce.split)))
-    for d in (d for d in range(len(loops)) if loops[d].split):
+    for d in sorted(order):
         for value in split_values(share[d], granules[d]):
             split = base.split[:d] + (value,) + base.split[d + 1:]
             for reduce in reduces:
@@ -307,10 +308,9 @@ def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Can
                                 pipelined)
 
 
-def _used_tiles(spec, cand: Candidate, config) -> int:
+def _used_tiles(spec, cand: Candidate, granules) -> int:
     """The tiles a candidate's sharding really keeps busy (small dims give fewer pieces
     than their factor)."""
-    granules = anchor_granules(spec, config)
     return math.prod(len(piece_bounds(d.size, s, g))
                      for d, s, g in zip(spec.anchor_loops, cand.sharding, granules,
                                         strict=True))
@@ -360,7 +360,7 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
                     if math.prod(split) * math.prod(shard) > 1:
                         reductions.append(ReduceCut(node, shard, split))
     for sharding in shardings:
-        share = [math.ceil(d.size / s) for d, s in zip(loops, sharding, strict=True)]
+        share = _share(loops, sharding)
         choices = [split_values(n, g) if d.split else [1]
                    for n, g, d in zip(share, granules, loops, strict=True)]
         for split in products(choices):

@@ -69,7 +69,7 @@ Bytes are little-endian (the element's native little-endian encoding).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,7 @@ __all__ = [
     "pack_into",
     "resolve_dtype",
     "resolve_layout",
+    "same_bytes",
     "stored_bytes",
     "unpack",
 ]
@@ -460,9 +461,16 @@ def address_map(
 ) -> np.ndarray:
     """An int64 array of `shape` holding every element's byte offset (vectorised)."""
     plan = layout_plan(shape, dtype, layout, config)
-    n = np.arange(plan.n, dtype=np.int64)[:, None, None]
-    hw = np.arange(plan.hw, dtype=np.int64)[None, :, None]
-    c = np.arange(plan.c, dtype=np.int64)[None, None, :]
+    flat = np.arange(plan.n * plan.hw * plan.c, dtype=np.int64)
+    return _flat_addresses(plan, flat).reshape(plan.shape)
+
+
+def _flat_addresses(plan: LayoutPlan, flat: np.ndarray) -> np.ndarray:
+    """Byte offsets of the elements at row-major positions `flat` (the (N, HW, C) view
+    flattened is the shape flattened)."""
+    per_batch = plan.hw * plan.c
+    n, rest = np.divmod(flat, max(1, per_batch))
+    hw, c = np.divmod(rest, max(1, plan.c))
     bc = plan.cx * plan.block
     if plan.block:
         in_blocks = (c // plan.block) * plan.hw * plan.block + hw * plan.block + c % plan.block
@@ -470,7 +478,51 @@ def address_map(
         in_blocks = np.zeros_like(c)
     in_tail = plan.blocks_elems + hw * plan.c0_padded + (c - bc)
     off = np.where(c < bc, in_blocks, in_tail)
-    return (n * plan.batch_stride + off * plan.itemsize).reshape(plan.shape)
+    return n * plan.batch_stride + off * plan.itemsize
+
+
+_CHUNK = 1 << 20
+"""Elements compared at a time when a reshape is checked (memory stays bounded)."""
+
+
+def same_bytes(
+    source_shape: Sequence[int],
+    source_layout: LayoutMode | str,
+    result_shape: Sequence[int],
+    result_layout: LayoutMode | str,
+    dtype: Any,
+    reorder: Callable[[np.ndarray], np.ndarray] | None = None,
+    config: TX8Config = DEFAULT_CONFIG,
+) -> bool:
+    """Whether a tensor of `source_shape` stored in `source_layout` is, byte for byte, its
+    reordering `reorder(tensor)` (of `result_shape`) stored in `result_layout`.
+
+    `reorder` is the logical map from the source to the result (a transpose, a chain of
+    reshapes and transposes, ...; default: a row-major reshape). It holds when both take
+    the same number of bytes and every element of the result sits at the byte offset its
+    source element sits at (the source's `address_map` carried through `reorder` equals
+    the result's): the padding then sits at the same offsets too, so `pack` gives the
+    same bytes and reading the source's bytes in the result's layout gives the result.
+    This is how the layout stage decides that a Reshape/Transpose is a relabel, and that
+    a value needs no conversion between two layouts: from the address functions, for any
+    shape. O(elements).
+    """
+    source = layout_plan(source_shape, dtype, source_layout, config)
+    result = layout_plan(result_shape, dtype, result_layout, config)
+    if source.total_bytes != result.total_bytes:
+        return False
+    if math.prod(source.shape) != math.prod(result.shape):
+        return False
+    if reorder is None:  # a row-major reshape: compare position by position, in chunks
+        total = math.prod(source.shape)
+        return all(np.array_equal(_flat_addresses(source, flat), _flat_addresses(result, flat))
+                   for start in range(0, total, _CHUNK)
+                   for flat in [np.arange(start, min(total, start + _CHUNK), dtype=np.int64)])
+    moved = reorder(address_map(source.shape, source.storage, source.layout, config))
+    if moved.shape != result.shape:
+        return False
+    return bool(np.array_equal(moved, address_map(result.shape, result.storage,
+                                                  result.layout, config)))
 
 
 # --------------------------------------------------------------------------------------
