@@ -10,6 +10,9 @@
 3. For every bundled example and exported model, with `greedy` and with `optimal`: the
    ChannelNorms and Transposes inserted (count, MB).
 
+What the layout stage leaves that moves bytes per model, before and after: see
+`bench_layout_traffic.py`.
+
 Python's cyclic garbage collector is paused while the passes run (`pipeline.gc_paused`,
 as `tx8c compile` does): the IR is millions of long-lived objects and full collections
 would otherwise make big graphs look superlinear.
@@ -32,6 +35,7 @@ from xdsl.ir import Block, Region  # noqa: E402
 from xdsl.passes import PassPipeline  # noqa: E402
 
 from bench.bench_models import models_to_run  # noqa: E402
+from tx8c.analysis.layout_problem import read_layout_stats  # noqa: E402
 from tx8c.dialect import make_context  # noqa: E402
 from tx8c.dialect.ops import elementwise as ew  # noqa: E402
 from tx8c.dialect.ops.backend import ConstantOp  # noqa: E402
@@ -43,7 +47,6 @@ from tx8c.dialect.types import tensor  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.passes import available_passes  # noqa: E402
 from tx8c.pipeline import gc_paused, layout_spec, midend_spec  # noqa: E402
-from tx8c.transforms.layout.common import read_layout_stats  # noqa: E402
 
 C, H, W = 16, 8, 8
 

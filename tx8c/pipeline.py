@@ -45,7 +45,7 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
-        from tx8c.transforms.layout.common import STRATEGIES
+        from tx8c.analysis.layout_problem import STRATEGIES
 
         if self.layout_strategy not in STRATEGIES:
             raise Tx8Error(
@@ -93,13 +93,15 @@ def midend_spec() -> list[str]:
 
 
 def layout_spec(strategy: str) -> list[str]:
-    """The layout stage (seeds 000-003)."""
+    """The layout stage (seeds 000-003; rank views and relabels: issue 15)."""
     return [
         "layout-init",
         "layout-transmit",
         f"layout-preset-to-npu{{strategy={strategy}}}",
+        "layout-normalize-rank",
         f"layout-align-to-npu{{strategy={strategy}}}",
         "layout-align-opt",
+        "layout-relabel",
     ]
 
 

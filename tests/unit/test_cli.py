@@ -68,6 +68,10 @@ def test_compile_writes_model_stages_and_report(cnn: Path, tmp_path: Path) -> No
     stages = sorted(p.name for p in (out / "stages").iterdir())
     assert len(stages) == len(report["pass_seconds"]) and stages[1] == "01-legalize.mlir"
     assert report["onnx_op_counts"]["BatchNormalization"] == 6
+    traffic = report["layout_traffic"]  # what the layout stage left that moves bytes
+    assert {"channel_norms", "channel_norm_bytes", "transposes", "transpose_bytes",
+            "relabels"} <= set(traffic)
+    assert traffic["channel_norms"] == report["layout"]["layout-align-opt"]["channel_norms"]
 
 
 def test_run_then_compare_agree_with_onnxruntime(cnn: Path, tmp_path: Path) -> None:

@@ -9,7 +9,12 @@ import pytest
 from xdsl.traits import Commutative, ConstantLike, IsTerminator
 
 from tx8c.dialect import all_ops
-from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
+from tx8c.interfaces.traits import (
+    ByteMove,
+    ExecutesRegion,
+    MemoryOp,
+    ReadsConstContainer,
+)
 
 TRANSFORMS = Path(__file__).parents[2] / "tx8c" / "transforms"
 
@@ -52,16 +57,20 @@ def _imported_modules(path: Path) -> set[str]:
     return modules
 
 
-LAYOUT_PASSES_TO_DO = {"layout"}
-"""The layout passes still share code through each other and `layout/common.py`; their
-rework is another change (issue 8, the layout skeleton)."""
-
-
 @pytest.mark.parametrize("path", _pass_files(), ids=lambda p: p.stem)
 def test_no_pass_file_imports_another_pass_file(path: Path) -> None:
-    if path.parent.name in LAYOUT_PASSES_TO_DO:
-        pytest.skip("layout passes: reworked separately")
     passes = {f"tx8c.transforms.{'.'.join(p.relative_to(TRANSFORMS).with_suffix('').parts)}"
               for p in _pass_files()}
     imported = _imported_modules(path) & passes
     assert not imported, f"{path.name} imports pass file(s) {sorted(imported)}"
+
+
+def test_only_relabel_says_it_moves_no_bytes() -> None:
+    """`moves_no_bytes()` (OpLib) is the backend's one question for a relabel: only
+    tx8be.Relabel answers yes (a Reshape that moves no bytes becomes one in the layout
+    stage)."""
+    from tx8c.interfaces.oplib import OpLib
+
+    saying = {op.name.removeprefix("tx8be.") for op in all_ops()
+              if getattr(op, "moves_no_bytes", OpLib.moves_no_bytes) is not OpLib.moves_no_bytes}
+    assert saying == {"Relabel"}

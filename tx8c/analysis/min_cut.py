@@ -2,8 +2,8 @@
 npu: original or NPU arrangement; layout-align-to-npu: compact or aligned).
 
 A pass builds a `FlowNetwork`: nodes 0..num_vars-1 are its free variables, `SOURCE` and
-`SINK` stand for the two fixed sides, `new_node()` adds auxiliary nodes (one per value
-and direction, so a value's cost counts once however many readers sit across the cut).
+`SINK` stand for the two fixed sides, `new_node()` adds auxiliary nodes, and `pay_once`
+adds a value's cost so that it counts once however many readers sit across the cut.
 `source_side()` solves with scipy's max flow and returns, per variable, whether it lies on
 the source side of the minimum cut with the fewest nodes there.
 """
@@ -60,6 +60,40 @@ class FlowNetwork:
         self.rows.append(u)
         self.cols.append(v)
         self.caps.append(cap)
+
+    def pay_once(self, cost: int, readers: list[int], producer: int, readers_on_source: bool):
+        """Pay `cost` once when at least one node of `readers` lies on one side (the
+        source side if `readers_on_source`, else the sink side) and `producer` on the
+        other; `producer` may be SOURCE or SINK (then one such reader is enough).
+
+        A value read by several readers is converted once however many need it: with
+        one reader the cost edge joins it to the producer directly; with several they
+        share an auxiliary hub joined to each by an infinite edge, so the hub is on a
+        reader's side as soon as one reader is, and the cost edge is cut once:
+
+            readers on the source side:  r1, r2, ... --inf--> [hub] --cost--> producer
+            readers on the sink side:    producer --cost--> [hub] --inf--> r1, r2, ...
+        """
+        hub = readers[0] if len(readers) == 1 else self.new_node()
+        if len(readers) > 1:
+            for r in readers:
+                if readers_on_source:
+                    self.edge(r, hub, None)
+                else:
+                    self.edge(hub, r, None)
+        if readers_on_source:
+            self.edge(hub, producer, cost)
+        else:
+            self.edge(producer, hub, cost)
+
+    def pay_on_side(self, cost: int, node: int, source_side: bool) -> None:
+        """Pay `cost` when `node` lies on the given side (an edge to the other terminal)."""
+        if not cost:
+            return
+        if source_side:
+            self.edge(node, SINK, cost)
+        else:
+            self.edge(SOURCE, node, cost)
 
     def source_side(self) -> list[bool]:
         """Per variable: on the source side of the minimum cut with the fewest nodes

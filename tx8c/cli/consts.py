@@ -88,7 +88,7 @@ def constants_report(module: ModuleOp, index: dict[str, Any] | None) -> dict[str
     stats = read_pass_stats(module, CONST_STATS_ATTR)
     loads = [op for op in module.walk() if isinstance(op, LoadConstOp)]
     bypassed = sum(not op.emits_code() for op in loads)
-    from tx8c.transforms.layout.common import read_layout_stats
+    from tx8c.analysis.layout_problem import read_layout_stats
 
     folded_at_layout = read_layout_stats(module).get("layout-align-opt", {}).get(
         "const_folded", 0)

@@ -102,6 +102,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
+        "layout_traffic": _layout_traffic(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
         "slicing": _slicing_report(result.module),
@@ -121,9 +122,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layout_traffic(module) -> dict:
+    """What still moves bytes after the layout stage (ChannelNorms, Transposes, Reshapes:
+    count and bytes; relabels)."""
+    from tx8c.analysis.layout_problem import layout_traffic, read_layout_stats
+
+    return layout_traffic(read_layout_stats(module))
+
+
 def _layout_stats(module) -> dict:
     """What the layout passes inserted (ChannelNorms, Transposes: count and bytes)."""
-    from tx8c.transforms.layout.common import read_layout_stats
+    from tx8c.analysis.layout_problem import read_layout_stats
 
     return read_layout_stats(module)
 

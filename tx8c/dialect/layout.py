@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
 from xdsl.ir import Block, SSAValue
 
 from tx8c.dialect.attrs import LayoutMode
@@ -62,10 +63,46 @@ def value_layout(value: SSAValue) -> str:
 def _argument_layout(block: Block, value: SSAValue) -> str:
     parent = block.parent_op()
     if isinstance(parent, func.FuncOp) and parent.arg_attrs is not None:
-        entry = parent.arg_attrs.data[value.index].data.get("tx8c.layout")
+        entry = parent.arg_attrs.data[value.index].data.get(INPUT_LAYOUT_ATTR)
         if entry is not None:
             return entry.data
     return UNKNOWN
+
+
+# --------------------------------------------------------------------------------------
+# Graph-input layouts (function argument attributes)
+# --------------------------------------------------------------------------------------
+
+INPUT_LAYOUT_ATTR = "tx8c.layout"
+"""The function argument attribute that holds a graph input's layout (block arguments
+have no layout_str; layout-transmit records each input's layout here)."""
+
+
+def _arg_dicts(function: func.FuncOp) -> list[dict]:
+    n = len(function.body.block.args)
+    if function.arg_attrs is None:
+        return [{} for _ in range(n)]
+    return [dict(d.data) for d in function.arg_attrs.data]
+
+
+def input_layouts(function: func.FuncOp) -> list[str]:
+    """The recorded layout of each function input, UNKNOWN where none is recorded."""
+    return [
+        d[INPUT_LAYOUT_ATTR].data if INPUT_LAYOUT_ATTR in d else UNKNOWN
+        for d in _arg_dicts(function)
+    ]
+
+
+def set_input_layouts(function: func.FuncOp, layouts: Sequence[str | None]) -> None:
+    """Record each input's layout; None removes the record."""
+    dicts = _arg_dicts(function)
+    for entry, layout in zip(dicts, layouts, strict=True):
+        entry.pop(INPUT_LAYOUT_ATTR, None)
+        if layout is not None:
+            entry[INPUT_LAYOUT_ATTR] = StringAttr(layout)
+    if function.arg_attrs is None and not any(dicts):
+        return  # nothing to record: keep the signature free of empty dictionaries
+    function.arg_attrs = ArrayAttr([DictionaryAttr(d) for d in dicts])
 
 
 def is_cnn(layout: str) -> bool:

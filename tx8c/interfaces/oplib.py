@@ -34,7 +34,7 @@ class Engine(StrEnum):
     CT = "CT"
     NE = "NE"
     LSU = "LSU"
-    NONE = "NONE"  # compile-time only (constants)
+    NONE = "NONE"  # no engine runs it: compile time (constants) or a relabel (an alias)
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,13 @@ class OpLib:
         its OpAttr gives for its result (ChannelNorm converts between the two); every other
         op reads and writes in one family (seed 000)."""
         return False
+
+    def follows_operand(self) -> int | None:
+        """The operand whose alignment family this op shares when it may run in either
+        (seed 000: a broadcast op follows its complete operand), so that operand is never
+        converted for it; None when the op's family is a free choice or fixed by its
+        OpAttr."""
+        return None
 
     def moves_no_bytes(self) -> bool:
         """True for a relabel: an op whose result is its operand's bytes as they are,

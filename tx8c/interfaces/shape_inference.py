@@ -33,7 +33,7 @@ most family rules are "take this operand's layout and fit it".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import TensorType
 
@@ -45,6 +45,9 @@ from tx8c.dialect.layout import (
     tensor_class_layout,
 )
 from tx8c.ir_utils import shape_of
+
+if TYPE_CHECKING:
+    from tx8c.dialect.relabel import RankView, ViewMap
 
 
 class ShapeInference:
@@ -102,6 +105,63 @@ class ShapeInference:
         into Tensor-class data and must see the original arrangement.
         """
         return None
+
+
+    # -- relabels and rank views (issue 15) -----------------------------------------------
+    def element_map(self) -> ViewMap | None:
+        """When the result is the operand's elements in another order and shape, and
+        nothing else (Reshape, Transpose, Relabel): that reordering, from which the layout
+        stage decides whether the op moves bytes (`tx8c.dialect.relabel`). Default: None."""
+        return None
+
+    def view_attributes(self, view: RankView) -> dict[str, Any] | None:
+        """The attributes under which this op computes the same values on a rank view of
+        its data (rank normalisation, `layout-normalize-rank`).
+
+        The contract: every operand and result of the rank `view.rank` (the result's) is
+        seen through `view` (dims of size 1 inserted); every operand of lower rank stays
+        as it is and broadcasts against the trailing dims, which the view must keep
+        (`view.keeps_trailing`). Return the attributes to set (Python values, as
+        `Op.make(**attrs)` takes them), {} when none change, or None when the op cannot
+        run on the view. Default: None.
+        """
+        return None
+
+    def reshaped_operand_attributes(
+        self, index: int, shape: Sequence[int]
+    ) -> dict[str, Any] | None:
+        """The attributes under which this op computes the same values, up to a reshape of
+        its result that keeps the elements' row-major order, when operand `index` comes
+        in `shape` (the same elements in the same order: the operand of the Reshape that
+        feeds it) instead; None when it cannot. Its result type is then what
+        `infer_shapes` gives. Lets a Gemm take `[1, 1, 128, 768]` rows instead of their
+        `[128, 768]` reshape ("batch dims follow", `layout-normalize-rank`). Default: None.
+        """
+        return None
+
+
+def view_keeps_operands(op, view: RankView) -> bool:
+    """Every operand either has the view's rank (it is viewed too) or broadcasts against
+    trailing dims the view keeps: the condition of `view_attributes`' contract."""
+    return all(
+        len(shape_of(v)) == view.rank or view.keeps_trailing(len(shape_of(v)))
+        for v in op.operands
+    )
+
+
+def elementwise_view(op, view: RankView) -> dict[str, Any] | None:
+    """`view_attributes` of an element-wise op (numpy broadcasting): nothing changes."""
+    if len(result_shape(op)) != view.rank or not view_keeps_operands(op, view):
+        return None
+    return {}
+
+
+def view_axis_attributes(op, view: RankView, name: str = "axis") -> dict[str, Any] | None:
+    """`view_attributes` of an op with one axis attribute along which it works (Softmax,
+    Split, the first normalised dim of LayerNorm): the axis follows its dim."""
+    if len(result_shape(op)) != view.rank or not view_keeps_operands(op, view):
+        return None
+    return {name: view.axis(op.attr(name))}
 
 
 # --------------------------------------------------------------------------------------

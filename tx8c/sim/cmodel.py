@@ -28,6 +28,10 @@ Semantics:
   even if its `dev_info` is right. Its `dev_info.mem_layout` picks the exact layout of the
   result (Cx or NCx, Tensor or NTensor) when its family agrees with the direction; if it
   does not, the result is written in `mem_layout_for(shape, direction)`.
+- **Relabel** (`moves_no_bytes()`) moves no bytes: its result is its operand's buffer,
+  unchanged, labelled with the result's layout. Read in that layout it gives the right
+  values only if the relabel is the identity on the bytes of its family, so a relabel
+  that is not gives a wrong answer.
 - **Transpose** and every other op just compute (unpack, `compute()`, pack).
 - **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
   bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
@@ -159,6 +163,9 @@ class CModel(ReferenceExecutor):
         if op.has_trait(ByteMove):  # LoadVar, StoreVar
             self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
             return list(values)
+        if isinstance(op, Tx8beOp) and op.moves_no_bytes():  # an alias of its operand
+            self._record(op, [0], [0])
+            return [Buffer(values[0].data, self._result_layouts(op, op_is_aligned(op))[0])]
         op = require_tx8be(op)
         read_aligned, write_aligned = self._families(op)
         read_layouts = [

@@ -249,26 +249,30 @@ def _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, origin,
                        ) -> None:
     """A store of an intermediate value must not write one element twice: its windows of
     neighbouring steps and neighbouring tiles must not overlap (a halo the next node reads
-    is recomputed, not stored again)."""
+    is recomputed, not stored again). Equal windows of two steps are one store (it runs
+    once); equal windows of two tiles are two stores of the same elements (each tile runs
+    its own: a LayerNorm's result stored beside the Gemm that reads it, with the Gemm's
+    output columns cut over the tiles)."""
     side = [n.index for n in spec.nodes if n.kind == "store"]
     if not side:
         return
     dims = pieces + reduce_pieces
-    neighbours = []
+    neighbours = []  # (a, b, b is another tile)
     for d, options in enumerate(dims):
         if len(options) >= 2:
             index = [0] * len(dims)
             index[d] = 1
             anchor, red = _at(first, pieces, reduce_pieces, index)
-            neighbours.append((origin, propagate(anchor, _reduce(cand, red))))
+            neighbours.append((origin, propagate(anchor, _reduce(cand, red)), False))
     share0 = propagate(first.anchor, _reduce(cand, first.reduce))
     for tile in shares[1:]:
         if tile.anchor != first.anchor:
-            neighbours.append((share0, propagate(tile.anchor, _reduce(cand, tile.reduce))))
-    for a, b in neighbours:
+            neighbours.append((share0, propagate(tile.anchor, _reduce(cand, tile.reduce)),
+                               True))
+    for a, b, other_tile in neighbours:
         for n in side:
             wa, wb = a.loops[n], b.loops[n]
-            if wa is not None and wb is not None and wa != wb and \
+            if wa is not None and wb is not None and (other_tile or wa != wb) and \
                     not wa.intersect(wb).is_empty():
                 raise Rejected(f"{spec.nodes[n].label} would store an element twice")
 

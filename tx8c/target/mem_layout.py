@@ -69,7 +69,7 @@ Bytes are little-endian (the element's native little-endian encoding).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,7 @@ __all__ = [
     "pack_into",
     "resolve_dtype",
     "resolve_layout",
+    "same_bytes",
     "stored_bytes",
     "unpack",
 ]
@@ -471,6 +472,42 @@ def address_map(
     in_tail = plan.blocks_elems + hw * plan.c0_padded + (c - bc)
     off = np.where(c < bc, in_blocks, in_tail)
     return (n * plan.batch_stride + off * plan.itemsize).reshape(plan.shape)
+
+
+def same_bytes(
+    source_shape: Sequence[int],
+    source_layout: LayoutMode | str,
+    result_shape: Sequence[int],
+    result_layout: LayoutMode | str,
+    dtype: Any,
+    reorder: Callable[[np.ndarray], np.ndarray] | None = None,
+    config: TX8Config = DEFAULT_CONFIG,
+) -> bool:
+    """Whether a tensor of `source_shape` stored in `source_layout` is, byte for byte, its
+    reordering `reorder(tensor)` (of `result_shape`) stored in `result_layout`.
+
+    `reorder` is the logical map from the source to the result (a transpose, a chain of
+    reshapes and transposes, ...; default: a row-major reshape). It holds when both take
+    the same number of bytes and every element of the result sits at the byte offset its
+    source element sits at (the source's `address_map` carried through `reorder` equals
+    the result's): the padding then sits at the same offsets too, so `pack` gives the
+    same bytes and reading the source's bytes in the result's layout gives the result.
+    This is how the layout stage decides that a Reshape/Transpose is a relabel, and that
+    a value needs no conversion between two layouts: from the address functions, for any
+    shape. O(elements).
+    """
+    source = layout_plan(source_shape, dtype, source_layout, config)
+    result = layout_plan(result_shape, dtype, result_layout, config)
+    if source.total_bytes != result.total_bytes:
+        return False
+    if math.prod(source.shape) != math.prod(result.shape):
+        return False
+    moved = address_map(source.shape, source.storage, source.layout, config)
+    moved = moved.reshape(result.shape) if reorder is None else reorder(moved)
+    if moved.shape != result.shape:
+        return False
+    return bool(np.array_equal(moved, address_map(result.shape, result.storage,
+                                                  result.layout, config)))
 
 
 # --------------------------------------------------------------------------------------

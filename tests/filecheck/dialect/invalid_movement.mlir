@@ -41,6 +41,38 @@ func.func @transpose_not_perm(%a: tensor<2x3x4xf32>) -> tensor<3x3x4xf32> {
 
 // -----
 
+func.func @relabel_size(%a: tensor<2x6xf32>) -> tensor<4x4xf32> {
+  %0 = tx8be.Relabel %a {shape = array<i64: 4, 4>} : (tensor<2x6xf32>) -> tensor<4x4xf32>
+  func.return %0 : tensor<4x4xf32>
+}
+// CHECK: 'tx8be.Relabel' op shape [4, 4] must have positive entries and hold the operand's 12 elements
+
+// -----
+
+func.func @relabel_view(%a: tensor<2x6xf32>) -> tensor<12xf32> {
+  %0 = tx8be.Relabel %a {shape = array<i64: 12>, view = array<i64: 5, 2>, perm = array<i64: 1, 0>} : (tensor<2x6xf32>) -> tensor<12xf32>
+  func.return %0 : tensor<12xf32>
+}
+// CHECK: 'tx8be.Relabel' op view [5, 2] must have positive entries and hold the operand's 12 elements
+
+// -----
+
+func.func @relabel_perm(%a: tensor<2x6xf32>) -> tensor<12xf32> {
+  %0 = tx8be.Relabel %a {shape = array<i64: 12>, view = array<i64: 2, 6>, perm = array<i64: 0>} : (tensor<2x6xf32>) -> tensor<12xf32>
+  func.return %0 : tensor<12xf32>
+}
+// CHECK: 'tx8be.Relabel' op perm has 1 entries, expected 2 (one per dim of view)
+
+// -----
+
+func.func @relabel_not_perm(%a: tensor<2x6xf32>) -> tensor<12xf32> {
+  %0 = tx8be.Relabel %a {shape = array<i64: 12>, view = array<i64: 2, 6>, perm = array<i64: 1, 1>} : (tensor<2x6xf32>) -> tensor<12xf32>
+  func.return %0 : tensor<12xf32>
+}
+// CHECK: 'tx8be.Relabel' op perm [1, 1] is not a permutation of 0..1
+
+// -----
+
 func.func @broadcast(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
   %0 = tx8be.BroadCast %a {shape = array<i64: 4, 3>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
   func.return %0 : tensor<4x3xf32>

@@ -16,6 +16,14 @@ func.func @shape_ops(%a: tensor<2x3x4xf32>, %b: tensor<1x4xbf16>, %i: tensor<2x3
   func.return %a : tensor<2x3x4xf32>
 }
 
+func.func @relabel(%a: tensor<1x128x768xf32>) -> tensor<1x128x768xf32> {
+  // CHECK:      %{{.*}} = tx8be.Relabel %a {shape = array<i64: 1, 12, 128, 64>, view = array<i64: 128, 12, 64>, perm = array<i64: 1, 0, 2>, layout_str = "Tensor"} : (tensor<1x128x768xf32>) -> tensor<1x12x128x64xf32>
+  // CHECK-NEXT: %{{.*}} = tx8be.Relabel %a {shape = array<i64: 1, 1, 128, 768>} : (tensor<1x128x768xf32>) -> tensor<1x1x128x768xf32>
+  %0 = tx8be.Relabel %a {shape = array<i64: 1, 12, 128, 64>, view = array<i64: 128, 12, 64>, perm = array<i64: 1, 0, 2>, layout_str = "Tensor"} : (tensor<1x128x768xf32>) -> tensor<1x12x128x64xf32>
+  %1 = tx8be.Relabel %a {shape = array<i64: 1, 1, 128, 768>} : (tensor<1x128x768xf32>) -> tensor<1x1x128x768xf32>
+  func.return %a : tensor<1x128x768xf32>
+}
+
 func.func @slice(%a: tensor<4x10x128xf16>) -> tensor<4x10x128xf16> {
   // CHECK:      %{{.*}} = tx8be.Slice %a {starts = array<i64: 1, 9223372036854775807>, ends = array<i64: -1, -9223372036854775808>, axes = array<i64: 0, -1>, steps = array<i64: 2, -3>} : (tensor<4x10x128xf16>) -> tensor<1x10x43xf16>
   // CHECK-NEXT: %{{.*}} = tx8be.Slice %a {starts = array<i64: 2>, ends = array<i64: 3>} : (tensor<4x10x128xf16>) -> tensor<1x10x128xf16>

@@ -23,10 +23,10 @@ from tests.unit.layout.test_layout_align_to_npu import (
     parse,
     random_inputs,
 )
+from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.dialect import make_context
 from tx8c.dialect.ops.backend import ChannelNormOp, ConstantOp
 from tx8c.sim.reference import run_reference
-from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_align_opt import LayoutAlignOptPass
 
 

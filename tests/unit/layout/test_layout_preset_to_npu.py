@@ -21,6 +21,7 @@ from tests.helpers import main_block as block_of
 from tests.random_graphs import NCHW, NHWC, Graph, X, random_inputs
 from tests.random_graphs import build_dag as random_dag
 from tests.random_graphs import dag_steps as random_dag_steps
+from tx8c.analysis.layout_problem import read_layout_stats
 from tx8c.dialect import all_ops, make_context
 from tx8c.dialect.base import Tx8beOp
 from tx8c.dialect.layout import is_cnn, split_layout_str, value_layout
@@ -38,7 +39,6 @@ from tx8c.interfaces.shape_inference import ShapeInference
 from tx8c.ir import parse_module as parse
 from tx8c.ir import print_module as print_ir
 from tx8c.sim.reference import run_reference
-from tx8c.transforms.layout.common import read_layout_stats
 from tx8c.transforms.layout.layout_init import LayoutInitPass
 from tx8c.transforms.layout.layout_preset_to_npu import (
     LayoutPresetToNpuPass,
@@ -276,7 +276,8 @@ def test_which_op_classes_cannot_run_permuted() -> None:
     """The ops that turn CNN data into Tensor-class data (and those with no data) keep
     the interface's default None; every other family states its rule."""
     default = {
-        "tx8be.Reshape", "tx8be.BroadCast", "tx8be.Gather", "tx8be.GatherElements",
+        "tx8be.Reshape", "tx8be.Relabel", "tx8be.BroadCast", "tx8be.Gather",
+        "tx8be.GatherElements",
         "tx8be.ScatterND", "tx8be.Gemm", "tx8be.Constant", "tx8be.LoadConst", "tx8be.Group",
         "tx8be.MatMulInteger",
     }

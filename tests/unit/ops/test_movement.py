@@ -7,6 +7,7 @@ from dataclasses import replace
 import ml_dtypes
 import numpy as np
 import pytest
+from onnx import helper
 from xdsl.ir import Block
 
 from tests.helpers import OnnxCase, check_against_onnx, check_shapes, node, run_onnx, run_op
@@ -71,6 +72,36 @@ def transpose_case(seed: int) -> OnnxCase:
     return OnnxCase(
         mv.TransposeOp, [_data(rng, shape)], {"perm": perm},
         [node("Transpose", ["in0"], perm=perm)],
+    )
+
+
+def _spread(rng: np.random.Generator, size: int, rank: int) -> list[int]:
+    """A shape of `rank` dims holding `size` elements (its prime factors spread)."""
+    shape = [1] * rank
+    for factor in _prime_factors(size):
+        shape[int(rng.integers(0, rank))] *= factor
+    return shape
+
+
+def relabel_case(seed: int) -> OnnxCase:
+    """A Relabel is a reshape -> transpose -> reshape (seed 0: an attention head split)."""
+    rng = np.random.default_rng(seed)
+    if seed == 0:
+        shape, view, perm, result = (1, 8, 12), [8, 3, 4], [1, 0, 2], [1, 3, 8, 4]
+    else:
+        shape = _shape(rng, lo_rank=2)
+        size = int(np.prod(shape))
+        view = _spread(rng, size, int(rng.integers(2, 5)))
+        perm = [int(p) for p in rng.permutation(len(view))]
+        result = _spread(rng, size, int(rng.integers(1, 5)))
+    nodes = [
+        helper.make_node("Reshape", ["in0", "view"], ["viewed"]),
+        helper.make_node("Transpose", ["viewed"], ["moved"], perm=perm),
+        helper.make_node("Reshape", ["moved", "shape"], ["out0"]),
+    ]
+    return OnnxCase(
+        mv.RelabelOp, [_data(rng, shape)], {"shape": result, "view": view, "perm": perm},
+        nodes, initializers={"view": _i64(view), "shape": _i64(result)},
     )
 
 
@@ -207,7 +238,7 @@ def pad_case(seed: int, mode: str | None = None) -> OnnxCase:
 PAD_MODES_BY_SEED = ("constant", "reflect", "edge")
 
 BUILDERS = {
-    mv.ReshapeOp: reshape_case, mv.TransposeOp: transpose_case,
+    mv.ReshapeOp: reshape_case, mv.TransposeOp: transpose_case, mv.RelabelOp: relabel_case,
     mv.BroadCastOp: broadcast_case, mv.SliceOp: slice_case, mv.ConcatenateOp: concat_case,
     mv.SplitOp: split_case, mv.TileOp: tile_case, mv.PadOp: pad_case,
 }
@@ -307,6 +338,13 @@ def _make(op_cls, shapes, dtype=np.float32, **attrs):
     [
         (_make(mv.ReshapeOp, [(2, 6)], shape=[3, 4]), AlignMode.BOTH, False, Engine.LSU),
         (_make(mv.TransposeOp, [(2, 6)]), AlignMode.ALIGN, False, Engine.CT),
+        # a relabel runs on no engine, in the families where it moves no bytes
+        (_make(mv.RelabelOp, [(1, 8, 128)], shape=[1, 1, 8, 128]), AlignMode.BOTH, False,
+         Engine.NONE),
+        (_make(mv.RelabelOp, [(1, 128, 128)], shape=[1, 2, 128, 64], view=[128, 2, 64],
+               perm=[1, 0, 2]), AlignMode.ALIGN, False, Engine.NONE),
+        (_make(mv.RelabelOp, [(1, 128, 128)], shape=[128, 128]), AlignMode.NALIGN, False,
+         Engine.NONE),
         (_make(mv.BroadCastOp, [(1, 6)], shape=[3, 6]), AlignMode.BOTH, False, Engine.CT),
         (_make(mv.ConcatenateOp, [(2, 6)] * 2, axis=0), AlignMode.ALIGN, True, Engine.CT),
         (_make(mv.SplitOp, [(2, 6)], split=[1, 1]), AlignMode.BOTH, False, Engine.CT),
@@ -369,6 +407,7 @@ def test_split_result_count_is_verified() -> None:
         (mv.ReshapeOp, [(2, 6)], {"shape": [5, 2]}, "cannot reshape"),
         (mv.ReshapeOp, [(2, 6)], {"shape": [-1, 6]}, "non-positive"),
         (mv.TransposeOp, [(2, 6)], {"perm": [0, 0]}, "not a permutation"),
+        (mv.RelabelOp, [(2, 6)], {"shape": [5, 2]}, "hold the operand's 12 elements"),
         (mv.BroadCastOp, [(2, 6)], {"shape": [3, 6]}, "does not broadcast"),
         (mv.SliceOp, [(2, 6)], {"starts": [0], "ends": [1], "steps": [0]}, "zero entry"),
         (mv.ConcatenateOp, [(2, 6), (3, 5)], {"axis": 0}, "outside axis 0"),

@@ -303,6 +303,17 @@ def _transpose(rng) -> Case:
     return movement.TransposeOp, [_any_array(rng, shape)], {"perm": perm}
 
 
+def _relabel(rng) -> Case:
+    """A reshape -> transpose -> reshape of random factors (half of them head splits)."""
+    shape = _shape(rng, int(rng.integers(1, 5)))
+    view = _factor_shape(rng, shape)
+    perm = [int(p) for p in rng.permutation(len(view))]
+    moved = tuple(view[p] for p in perm)
+    result = _factor_shape(rng, moved) if rng.random() < 0.5 else moved
+    attrs = {"shape": list(result), "view": list(view), "perm": perm}
+    return movement.RelabelOp, [_any_array(rng, shape)], attrs
+
+
 def _broadcast(rng) -> Case:
     out = _shape(rng, int(rng.integers(1, 5)))
     src = _broadcastable(rng, out)
@@ -497,7 +508,8 @@ CASES: dict[str, Callable[[np.random.Generator], Case]] = {
     "RMSNorm": _last_dims_norm(norm.RMSNormOp, 1),
     "Softmax": _softmax,
     "Reduce": _reduce, "Pool": _pool, "Resize": _resize,
-    "Reshape": _reshape, "Transpose": _transpose, "BroadCast": _broadcast, "Slice": _slice,
+    "Reshape": _reshape, "Transpose": _transpose, "Relabel": _relabel,
+    "BroadCast": _broadcast, "Slice": _slice,
     "Concatenate": _concat, "Split": _split, "Tile": _tile, "Pad": _pad,
     "Gather": _gather, "GatherElements": _gather_elements, "ScatterND": _scatter_nd,
     "ChannelNorm": _identity(backend.ChannelNormOp, {"direction": True}),

@@ -114,6 +114,21 @@ def _chain_layernorm_gemm(rng):
     return grouped(build, [x, w]), [x, w]
 
 
+def _chain_layernorm_stored_gemm(rng):
+    """The LayerNorm's result leaves the group too (a residual): cutting the Gemm's
+    output columns over tiles would have every tile store all of it."""
+    rows, c, n = int(rng.integers(2, 30)), int(rng.integers(8, 40)), int(rng.integers(40, 90))
+    x = rng.standard_normal((1, rows, c)).astype(np.float32)
+    w = rng.standard_normal((c, n)).astype(np.float32)
+
+    def build(v):
+        ln = LayerNormOp.make([v[0]])
+        g = GemmOp.make([ln.results[0], v[1]])
+        return [ln, g], [g.results[0], ln.results[0]]
+
+    return grouped(build, [x, w]), [x, w]
+
+
 def _chain_conv_relu_conv(rng):
     c = int(rng.integers(1, 6))
     h, w = int(rng.integers(5, 14)), int(rng.integers(5, 14))
@@ -132,6 +147,7 @@ def _chain_conv_relu_conv(rng):
 
 
 CHAINS = {"gemm_bias_relu": _chain_gemm_bias_relu, "layernorm_gemm": _chain_layernorm_gemm,
+          "layernorm_stored_gemm": _chain_layernorm_stored_gemm,
           "conv_relu_conv": _chain_conv_relu_conv}
 
 
@@ -229,3 +245,16 @@ def test_a_weight_only_a_reduction_cut_fits_gets_a_plan():
     plan = search(group_spec(the_group(module)), SMALL)
     assert plan.candidate.reduce is not None
     assert check_plan(module, [a, b], plan.candidate, SMALL)
+
+
+def test_a_side_store_is_not_written_by_every_tile():
+    """Gemm columns over 4 tiles while the LayerNorm's whole result is also stored: each
+    tile would store it again, so the candidate is rejected (rows over tiles are fine)."""
+    module, _ = _chain_layernorm_stored_gemm(np.random.default_rng(3))
+    spec = group_spec(the_group(module))
+    rank = len(spec.anchor_loops)
+    columns = tuple(4 if d == rank - 1 else 1 for d in range(rank))
+    with pytest.raises(Rejected, match="store an element twice"):
+        evaluate(spec, Candidate(columns, (1,) * rank, None, False), DEFAULT_CONFIG)
+    rows = tuple(2 if d == rank - 2 else 1 for d in range(rank))
+    evaluate(spec, Candidate(rows, (1,) * rank, None, False), DEFAULT_CONFIG)

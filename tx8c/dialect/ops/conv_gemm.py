@@ -49,7 +49,7 @@ from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.ops.backend import ConstantOp
 from tx8c.interfaces import Engine
 from tx8c.interfaces.oplib import Matmul, Work, volume
-from tx8c.interfaces.shape_inference import fixed_operand_layouts
+from tx8c.interfaces.shape_inference import elementwise_view, fixed_operand_layouts
 from tx8c.interfaces.sharding import (
     Combine,
     LoopDim,
@@ -652,6 +652,29 @@ class GemmOp(ProductOp):
     def infer_operand_layouts(self, result_layout):
         """The operands listed in the fixed layout_str; a bias is Tensor-class."""
         return fixed_operand_layouts(self, self.initial_layout_str())
+
+    def view_attributes(self, view):
+        """Unit batch dims: the batch dims broadcast like numpy matmul, so operands of
+        the result's rank take the view and lower-rank ones (a weight [K, N], a bias)
+        keep theirs, as long as the view keeps the matrix dims (the last two)."""
+        if not view.keeps_trailing(2):
+            return None
+        return elementwise_view(self, view)
+
+    def reshaped_operand_attributes(self, index, shape):
+        """The rows of `a` may come with any leading dims (batch dims that broadcast like
+        numpy matmul, merged or split) when only `a` has them: b a [K, N] matrix, a bias
+        of at most one dim, `a` not transposed and its last dim (K) kept. The result's
+        rows then carry the same leading dims, in the same order."""
+        a_shape, b_shape = self.input_shapes()[:2]
+        bias = self.operand_named("bias")
+        if index != 0 or self.attr("trans_a") or len(b_shape) != 2:
+            return None
+        if bias is not None and bias.type.get_num_dims() > 1:
+            return None
+        if len(shape) < 2 or shape[-1] != a_shape[-1]:
+            return None
+        return {}
 
     # -- slicing (seed 003 ShardingInterface): see GemmSlicer --------------------------
     def slicer(self) -> GemmSlicer:

@@ -38,6 +38,7 @@ from tx8c.dialect.ops._util import broadcast_shape, upcast
 from tx8c.dialect.types import short_name, to_numpy_dtype
 from tx8c.interfaces.oplib import LOW_PRECISION, ct_work
 from tx8c.interfaces.shape_inference import (
+    elementwise_view,
     fit_to_operands,
     has_rank,
     keep_operand_layout,
@@ -98,6 +99,12 @@ class BroadcastingOp(Tx8beOp):
         shapes = self.input_shapes()
         indices = self.DATA_OPERANDS or tuple(range(len(shapes)))
         return next((i for i in indices if shapes[i] == out), indices[0])
+
+    def follows_operand(self) -> int | None:
+        """A broadcast (V_VS) op follows its complete operand (seed 000)."""
+        return self.complete_operand() if self.is_broadcast() else None
+
+    view_attributes = elementwise_view
 
 
 class BinaryOp(BroadcastingOp):
@@ -439,6 +446,8 @@ class UnaryOp(Tx8beOp):
     def permute_attributes(self, perm):
         """Element-wise (Cast too): nothing changes."""
         return {} if has_rank(self, perm) else None
+
+    view_attributes = elementwise_view
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError

@@ -1,4 +1,5 @@
-"""Data-movement ops: Reshape, Transpose, BroadCast, Slice, Concatenate, Split, Tile, Pad.
+"""Data-movement ops: Reshape, Transpose, Relabel, BroadCast, Slice, Concatenate, Split,
+Tile, Pad.
 
 These ops only move elements around, so they accept every element type and compute in
 the operand's own dtype (no fp32 upcast: nothing is rounded). Their shapes are static:
@@ -6,9 +7,14 @@ attributes that ONNX takes as tensor inputs (Reshape's shape, Slice's starts/end
 pads, ...) are attributes here, resolved by the importer.
 
 Alignment (seed 000): Transpose, Concatenate and Pad are ALIGN-only; Slice is ALIGN
-except for one case (`SliceOp.query_op_attr`); the others are BOTH. Concatenate and Pad
-need NHWC data (seed 002). Reshape runs on the LSU (TDMA `op_reshape`, seed 003); the
-others on CT.
+except for one case (`SliceOp.query_op_attr`); a Relabel runs in the families where it
+moves no bytes; the others are BOTH. Concatenate and Pad need NHWC data (seed 002).
+Reshape runs on the LSU (TDMA `op_reshape`, seed 003), a Relabel on no engine (it is an
+alias of its operand's bytes), the others on CT.
+
+Relabels (issue 15): Reshape, Transpose and Relabel state the reordering they perform
+(`element_map()`), from which the layout stage decides whether it moves bytes; Split and
+the other ops that can run on a rank view say so with `view_attributes`.
 
 Layout (seed 001):
 - Slice, Concatenate, Split, Tile and Pad keep the rank and the layout of their data, in
@@ -44,8 +50,9 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
+from tx8c.dialect.relabel import ViewMap, map_windows, relabel_families
 from tx8c.dialect.types import short_name
-from tx8c.interfaces.oplib import Engine, OpAttr, ct_work, volume
+from tx8c.interfaces.oplib import Engine, OpAttr, Work, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     cannot_infer_backward,
     fit_to_operands,
@@ -56,6 +63,7 @@ from tx8c.interfaces.shape_inference import (
     permute_layout,
     permute_per_dim,
     result_shape,
+    view_axis_attributes,
 )
 from tx8c.interfaces.sharding import (
     LoopDim,
@@ -146,6 +154,9 @@ class ReshapeOp(MovementOp):
 
     infer_operand_layouts = cannot_infer_backward
 
+    def element_map(self) -> ViewMap:
+        return ViewMap.reshape(self.input_shape(), self.target_shape())
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [x.reshape(self.target_shape())]
 
@@ -227,12 +238,118 @@ class TransposeOp(MovementOp):
         own = self.permutation()
         return {"perm": tuple(inverse[own[p]] for p in perm)}
 
+    def element_map(self) -> ViewMap:
+        return ViewMap.transpose(self.input_shape(), self.permutation())
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         return [np.transpose(x, self.permutation())]
 
     def move_axes(self):
         """Input dim perm[i] follows result dim i."""
         return [inverse_permutation(self.permutation())]
+
+
+@tx8be_op
+class RelabelOp(MovementOp):
+    """The operand's bytes, unchanged, read as a tensor of another shape: a relabel.
+
+    Logically the result is `x.reshape(view).transpose(perm).reshape(shape)`: `view`
+    defaults to the operand's shape and `perm` to the identity, so a Relabel is a
+    Reshape, a Transpose, or a chain of them (the head split of attention: `[1,128,768]`
+    viewed as `[128,12,64]`, perm `[1,0,2]`, shape `[1,12,128,64]`). What makes it a
+    relabel is the bytes: the layout stage (`layout-normalize-rank`, `layout-relabel`)
+    makes one only where, in the alignment family the op runs in, the result's
+    mem_layout puts every element at the byte where the operand's mem_layout holds it
+    (`tx8c.dialect.relabel.relabel_families`, decided from the address functions).
+
+    So the op moves no bytes and runs no kernel (engine NONE): `moves_no_bytes()` is
+    True, the answer to the question the backend asks of every op (OpLib: "do you move
+    bytes, or are you a relabel of your operand's bytes?"); group-ldst neither loads nor
+    stores for it, it computes nothing on a slice, and the cmodel passes its operand's
+    bytes through, so a Relabel that is not the identity on the bytes of its family
+    gives a wrong answer there. Its OpAttr align_mode is the
+    families where it is a relabel: BOTH, ALIGN (the head split) or NALIGN.
+    """
+
+    name = "tx8be.Relabel"
+    shape = ints_attr()
+    view = ints_attr(optional=True)
+    perm = ints_attr(optional=True)
+
+    def element_map(self) -> ViewMap:
+        shape = self.input_shape()
+        view = self.attr("view")
+        view = shape if view is None else view
+        perm = self.attr("perm")
+        perm = tuple(range(len(view))) if perm is None else perm
+        return ViewMap(shape, tuple(view), tuple(perm), tuple(self.attr("shape")))
+
+    def verify_op(self) -> None:
+        self.checked_map()
+
+    def checked_map(self) -> ViewMap:
+        """`element_map()`, checked against the operand's shape."""
+        m = self.element_map()
+        size = int(np.prod(m.source))
+        for name, dims in (("view", m.view), ("shape", m.result)):
+            if any(d < 1 for d in dims) or int(np.prod(dims)) != size:
+                raise self.fail(
+                    f"{name} {list(dims)} must have positive entries and hold the "
+                    f"operand's {size} elements"
+                )
+        self.check_length("perm", m.perm, len(m.view), "one per dim of view")
+        if sorted(m.perm) != list(range(len(m.view))):
+            raise self.fail(f"perm {list(m.perm)} is not a permutation of 0..{len(m.view) - 1}")
+        return m
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.result_like_input(self.checked_map().result)]
+
+    def families(self) -> frozenset[bool]:
+        """The families in which the op is a relabel (True: aligned, False: compact)."""
+        return relabel_families(self.element_map(), self.operands[0].type.get_element_type())
+
+    def query_op_attr(self) -> OpAttr:
+        families = self.families()
+        mode = (
+            AlignMode.BOTH if len(families) == 2
+            else AlignMode.ALIGN if True in families
+            else AlignMode.NALIGN if False in families
+            else AlignMode.UNKNOWN
+        )
+        return self.op_attr(align_mode=mode, engine=Engine.NONE, mem_inplace=True)
+
+    def moves_no_bytes(self) -> bool:
+        return True
+
+    infer_operand_layouts = cannot_infer_backward
+
+    def compute(self, x: np.ndarray) -> list[np.ndarray]:
+        return [self.element_map().apply(x)]
+
+    # -- slicing: a window of a result dim that is the outermost factor of an input dim
+    # reads that input dim's window (times the dim's inner factors, read whole); other
+    # result dims are whole in every slice (`map_windows`). No work: nothing moves.
+    def slicer(self):
+        m = self.element_map()
+        windows = map_windows(m)
+        loops = [LoopDim(d) if d == 1 else LoopDim.whole(d) for d in m.result]
+        axes: list[int | None] = [None] * len(m.source)
+        maps = []
+        for result_dim, source_dim, inner in windows.cuts if windows else ():
+            loops[result_dim] = LoopDim(m.result[result_dim])
+            axes[source_dim] = result_dim
+            maps.append((result_dim, source_dim, inner, 1))
+        return RelabelSlicer(**slicer_fields(self, loops, [tuple(axes)]), maps=tuple(maps))
+
+    def compute_slice(self, loops, operands):
+        (x,) = operands
+        m = self.element_map()
+        windows = map_windows(m)
+        if windows is None:
+            return self.compute(x)
+        view = windows.local_view(m.source, loops.shape)
+        return [np.transpose(x.reshape(view), windows.perm).reshape(loops.shape)]
 
 
 @tx8be_op
@@ -553,6 +670,10 @@ class SplitOp(MovementOp):
         axis, _ = self.checked()
         return {"axis": moved_axis(axis, perm)}
 
+    def view_attributes(self, view):
+        """The cut axis follows its dim; every result takes the view."""
+        return view_axis_attributes(self, view)
+
     def compute(self, x: np.ndarray) -> list[np.ndarray]:
         axis, sizes = self.checked()
         cuts = np.cumsum(sizes)[:-1]
@@ -735,6 +856,15 @@ class ReshapeSlicer(MoveSlicer):
 
 
 @dataclass(frozen=True)
+class RelabelSlicer(ReshapeSlicer):
+    """Relabel: windows as a Reshape's (`maps`), and no work at all: a relabel runs no
+    kernel, its result is its operand's bytes."""
+
+    def work(self, shape):
+        return Work(Engine.NONE, self.dtype)
+
+
+@dataclass(frozen=True)
 class SliceSlicer(MoveSlicer):
     """Slice: result index j of a dim reads input index start + j * step (`bounds`: the
     normalised (start, end, step) per dim)."""
@@ -854,5 +984,6 @@ def reshape_groups(
 
 
 OPS = [
-    ReshapeOp, TransposeOp, BroadCastOp, SliceOp, ConcatenateOp, SplitOp, TileOp, PadOp,
+    ReshapeOp, TransposeOp, RelabelOp, BroadCastOp, SliceOp, ConcatenateOp, SplitOp, TileOp,
+    PadOp,
 ]

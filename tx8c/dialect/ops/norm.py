@@ -35,6 +35,7 @@ from tx8c.interfaces.shape_inference import (
     has_rank,
     keep_operand_layout,
     moved_axis,
+    view_axis_attributes,
 )
 from tx8c.interfaces.sharding import LoopDim, Slicer, slicer_fields
 
@@ -198,6 +199,12 @@ class _LastDimsNorm(Tx8beOp):
         rank = len(self.input_shapes()[0])
         return tuple(range(_axis(self), rank))
 
+    def view_attributes(self, view):
+        """The first normalised dim follows its dim; inserted unit dims inside the
+        normalised block change no statistic, and the affine operands (of lower rank)
+        broadcast against the same trailing dims."""
+        return view_axis_attributes(self, view)
+
     # -- slicing: the normalised dims are whole in every slice (no two-pass form yet);
     # the rows may be cut freely. The affine operands broadcast to the normalised dims.
     PASSES: ClassVar[tuple[int, int]] = (0, 0)
@@ -307,6 +314,10 @@ class SoftmaxOp(Tx8beOp):
         if not has_rank(self, perm):
             return None
         return {"axis": moved_axis(_axis(self), perm)}
+
+    def view_attributes(self, view):
+        """The softmax axis follows its dim."""
+        return view_axis_attributes(self, view)
 
     # -- slicing: the softmax axis is whole in every slice (no two-pass form yet);
     # max, subtract, sum, divide (simple) and exp (special) over the slice

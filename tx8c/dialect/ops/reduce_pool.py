@@ -41,6 +41,7 @@ from tx8c.interfaces.shape_inference import (
     fit_to_same_rank_operands,
     keep_operand_layout,
     moved_axis,
+    result_shape,
 )
 from tx8c.interfaces.sharding import Combine, LoopDim, Slicer, Window, slicer_fields
 
@@ -136,6 +137,16 @@ class ReduceOp(Tx8beOp):
         if len(reduced) == len(perm):
             return {}
         return {"axes": sorted(moved_axis(a, perm) for a in reduced)}
+
+    def view_attributes(self, view):
+        """With keepdims the reduced axes follow their dims (an empty list, every axis,
+        takes the inserted unit dims too, which changes nothing); without, the result
+        has another rank than the operand and no one view fits both."""
+        if not self.attr("keepdims") or len(result_shape(self)) != view.rank:
+            return None
+        if not self.attr("axes"):
+            return {}
+        return {"axes": tuple(view.axis(a) for a in self.reduced_axes())}
 
     # -- slicing: loop dims are the result's, then one per reduced axis; partial results
     # over pieces of a reduced axis combine like the mode (a mean is a sum of partial

@@ -35,28 +35,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tx8c.analysis.layout_problem import (
+    LayoutStats,
+    functions_of,
+    is_compile_time,
+    record_layout_stats,
+)
 from tx8c.dialect.attrs import DevAttr
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.dialect.ops.backend import ChannelNormOp
-from tx8c.target.mem_layout import byte_size
-from tx8c.transforms.layout.common import is_compile_time, record_layout_stats
+from tx8c.target.mem_layout import stored_bytes
 
 
 @dataclass
-class AlignOptStats:
+class AlignOptStats(LayoutStats):
     inverse_erased: int = 0
     redundant_erased: int = 0
     const_folded: int = 0
     channel_norms: int = 0
     channel_norm_bytes: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(vars(self))
 
 
 def _cn_of(value: SSAValue) -> ChannelNormOp | None:
@@ -137,7 +138,7 @@ def _count_left(block: Block, stats: AlignOptStats) -> None:
             value = op.results[0]
             shape = tuple(value.type.get_shape())
             layout = mem_layout_for(shape, op.attr("direction"))
-            stats.channel_norm_bytes += byte_size(shape, value.type.get_element_type(), layout)
+            stats.channel_norm_bytes += stored_bytes(shape, value.type.get_element_type(), layout)
 
 
 @dataclass(frozen=True)
@@ -148,8 +149,7 @@ class LayoutAlignOptPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = AlignOptStats()
-        for function in op.ops:
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                _BlockOpt(function.body.block, stats).run()
-                _count_left(function.body.block, stats)
+        for function in functions_of(op):
+            _BlockOpt(function.body.block, stats).run()
+            _count_left(function.body.block, stats)
         record_layout_stats(op, self.name, stats.as_dict())

@@ -18,17 +18,23 @@ Guarantees:
   other dev_info fields of an existing dev_info are kept;
 - no conflict remains: for every use, the producer's family (graph inputs: NALIGN) is the
   family the consumer reads (its own; for a ChannelNorm, the opposite of its direction's
-  output; func.return and non-tx8be ops: NALIGN);
+  output; func.return and non-tx8be ops: NALIGN), or the value's bytes are the same in
+  both families (`families_agree`: e.g. `[128, 768]` f32, whose NCx rows need no
+  padding), so the consumer reads them as they are and no ChannelNorm is inserted;
 - at most one ChannelNorm per value and direction, shared by every consumer that needs it,
   placed right after the value's definition, with the value's layout_str
   (`value_layout`; for a graph input, the layout layout-transmit recorded for it, UNKNOWN
   if none);
 - layout_str is otherwise untouched; the program's meaning is unchanged (ChannelNorm is
   the identity on logical values);
-- statistics in the module attribute `tx8c.layout_stats` (see `record_layout_stats`):
+- statistics in the module attribute `tx8c.layout_stats` (the layout stage's convention,
+  `tx8c.analysis.layout_problem.record_layout_stats`):
   under "layout-align-to-npu", `strategy`, `channel_norms` (inserted), `channel_norm_bytes`
   (bytes converted at run time), `const_channel_norms` (inserted on compile-time
-  constants: free, layout-align-opt folds them into the constant).
+  constants: free, layout-align-opt folds them into the constant), `conversions_elided`
+  (values read in the other family with no ChannelNorm, their bytes being the same) and
+  `movement_bytes` (the bytes the Reshapes and Transposes that are not relabels in their
+  family move: what the cost model counts beside the conversions).
 
 Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
 1. func.return and non-tx8be ops read compact (graph outputs are NALIGN); function
@@ -42,16 +48,19 @@ Each op's mode, first rule that applies (seed 000 "AlignMode判断"):
 5. `query_op_attr().align_mode` ALIGN or NALIGN fixes the family (the ALIGN-only ops and
    the Slice rule live in the op classes).
 6. A BOTH op whose result rank is not 2 or 4 is NALIGN: seed 000 says odd ranks (1, 3)
-   because "Cx needs rank 2 or 4"; we apply that reason, so rank 0 and >= 5 too.
+   because "Cx needs rank 2 or 4"; we apply that reason, so rank 0 and >= 5 too. A
+   relabel (`moves_no_bytes()`: it runs no kernel) is exempt. layout-normalize-rank, before this
+   pass, gives most odd-rank ops a rank-4 view, so few reach this rule.
    Decision: this rule is for BOTH ops only. An ALIGN-only op of odd rank (Gemm on
    [1, seq, hidden], Reduce to rank 1) stays ALIGN: its kernel supports nothing else, and
    `tx8c.target.mem_layout` defines Cx/NCx for every rank through its (N, HW, C) mapping,
    so the data can be stored aligned. Forcing such an op NALIGN would hand its kernel data
    it cannot read.
-7. A BOTH broadcast op (`is_broadcast()` true, the seed's V_VS ops) shares the family of
-   its complete operand (`complete_operand()`), so that operand is never converted; its
-   broadcast operand is read in the same family. Not when the complete operand is a
-   compile-time constant (converting it is free, so there is nothing to follow).
+7. A BOTH op that follows an operand (`follows_operand()`: the seed's V_VS broadcast ops
+   follow their complete operand) shares that operand's family, so that operand is
+   never converted; its other operands are read in the same family. Not when the
+   followed operand is a compile-time constant (converting it is free, so there is
+   nothing to follow).
 8. Any other op is BOTH: a free choice. It reads all its operands and writes its results
    in the one family chosen.
 
@@ -62,13 +71,18 @@ Strategies (pass option `strategy`):
   that one; they disagree -> the topologically first, as seed 000 says). The seed leaves
   BOTH ops with no decided parent (those fed only by constants) BOTH; here a second,
   reverse walk gives them their consumers' family by the same rule (default NALIGN,
-  "尽可能使用非对其的模式"). Broadcast ops share their complete operand's decision.
-- "optimal" (default) minimises the total bytes converted at run time exactly, as an s-t
-  minimum cut (`scipy.sparse.csgraph.maximum_flow`). Free ops are nodes; the source side
-  is ALIGN, the sink side NALIGN; fixed ops are the terminals themselves and a broadcast
-  op is merged into the node of its complete operand. Converting value v to ALIGN costs
-  c1 = byte_size(v, Cx/NCx), to NALIGN c2 = byte_size(v, Tensor/NTensor): the bytes the
-  ChannelNorm writes, i.e. the size of the target layout. Each is paid once however many
+  "尽可能使用非对其的模式"). Ops that follow an operand share its decision.
+- "optimal" (default) minimises the total bytes moved at run time for the layouts
+  exactly, as an s-t minimum cut (`scipy.sparse.csgraph.maximum_flow`). Free ops are
+  nodes; the source side is ALIGN, the sink side NALIGN; fixed ops are the terminals
+  themselves and an op that follows an operand is merged into that operand's node.
+  Converting value v to ALIGN costs c1 = stored_bytes(v, Cx/NCx), to NALIGN
+  c2 = stored_bytes(v, Tensor/NTensor): the bytes the ChannelNorm writes, i.e. the size of
+  the target layout; both are 0 when v's bytes are the same in both families (nothing to
+  convert). A Reshape or Transpose (`element_map()`) that is not a relabel costs the bytes
+  it writes in each family where it is not the identity on the bytes (0 where it is:
+  layout-relabel then makes it a relabel), a term on its own node (an edge to the other
+  terminal). Each conversion is paid once however many
   consumers need it, which two auxiliary nodes per value v model exactly (r1..rk are the
   nodes of v's readers, p the node of its producer; a fixed one is s or t itself):
 
@@ -90,9 +104,14 @@ Strategies (pass option `strategy`):
 Cost: building the problem, greedy and rewriting are O(ops + uses), no recursion; the
 cut has at most ops + 2 * values nodes and O(uses) edges (Dinic's algorithm in scipy).
 
-Op knowledge comes from the op classes (`query_op_attr`, `is_broadcast`,
-`complete_operand`); the only op class named here is ChannelNorm, the op this pass
-creates, whose reading rule (the opposite of its output) no interface states yet.
+Op knowledge comes from the op classes (`query_op_attr`, OpLib's `follows_operand`,
+and `reads_other_family` for the converter's reading rule, `moves_no_bytes()`, ShapeInference's
+`element_map` for what a movement op moves; the byte layouts decide the rest:
+`tx8c.dialect.relabel`);
+the only op class named here is ChannelNorm, the op this pass creates. The skeleton
+(build the problem, solve it with the strategy, apply it, record the statistics) is the
+layout stage's `LayoutChoicePass` (`tx8c.analysis.layout_problem`), shared with
+layout-preset-to-npu.
 
 Departures from the seed: its code snippet sets `direction = opAlignMode == NALIGN ? false
 : true`, contradicting its own text (ALIGN -> NALIGN is false); we follow the text. The
@@ -105,25 +124,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
-from xdsl.passes import ModulePass
 
+from tx8c.analysis.layout_problem import LayoutChoicePass, LayoutStats, is_compile_time
 from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.attrs import AlignMode, DevAttr
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.layout import is_aligned, mem_layout_for, value_layout
+from tx8c.dialect.layout import input_layouts, is_aligned, mem_layout_for, value_layout
 from tx8c.dialect.ops.backend import ChannelNormOp
-from tx8c.target.mem_layout import byte_size
-from tx8c.transforms.layout.common import (
-    check_strategy,
-    functions_of,
-    is_compile_time,
-    record_layout_stats,
-)
-from tx8c.transforms.layout.layout_transmit import input_layouts
+from tx8c.dialect.relabel import families_agree, moved_bytes
+from tx8c.target.mem_layout import stored_bytes
 
 CX_RANKS = (2, 4)
 """Result ranks a BOTH op may be aligned at (seed 000: "Cx needs rank 2 or 4")."""
@@ -148,8 +159,9 @@ class AlignValue:
     producer: int  # node of the producer (a variable or a side)
     key: int  # topological position of the producer (graph inputs come first)
     compile_time: bool  # a constant: conversions are free
-    to_align: int  # bytes of a conversion to ALIGN (0 when compile_time)
-    to_compact: int  # bytes of a conversion to NALIGN (0 when compile_time)
+    agree: bool  # the same bytes in both families: nothing to convert
+    to_align: int  # bytes of a conversion to ALIGN (0 when compile_time or agree)
+    to_compact: int  # bytes of a conversion to NALIGN (0 when compile_time or agree)
     reads: list[tuple[int, int, Use]] = field(default_factory=list)
     """(consumer's topological position, node whose family the consumer reads, use)."""
 
@@ -159,6 +171,9 @@ class AlignProblem:
     """The alignment choice of one block: free variables, fixed sides, values."""
 
     block: Block
+    inputs: list[str]
+    """The graph inputs' layouts (what layout-transmit recorded; the ChannelNorms of an
+    input carry it)."""
     op_node: dict[Operation, int] = field(default_factory=dict)
     op_key: dict[Operation, int] = field(default_factory=dict)
     var_parents: list[list[tuple[int, int]]] = field(default_factory=list)
@@ -167,6 +182,9 @@ class AlignProblem:
     var_values: list[list[int]] = field(default_factory=list)
     """Per variable: indices into `values` of the values its ops produce."""
     values: list[AlignValue] = field(default_factory=list)
+    moves: list[tuple[int, int, int]] = field(default_factory=list)
+    """Per Reshape/Transpose that is not a relabel: (node, bytes it moves if ALIGN, bytes
+    it moves if NALIGN)."""
 
     @property
     def num_vars(self) -> int:
@@ -184,18 +202,17 @@ def _side(mode: AlignMode) -> int:
     return ALIGN_SIDE if mode == AlignMode.ALIGN else NALIGN_SIDE
 
 
-def _complete_operand(op: Tx8beOp) -> SSAValue | None:
-    """The operand a broadcast (V_VS) op follows, None if the op does not broadcast."""
-    if not op.is_broadcast():
-        return None
-    return op.operands[op.complete_operand()]
+def _followed_operand(op: Tx8beOp) -> SSAValue | None:
+    """The operand whose family the op shares (`follows_operand`), if any."""
+    index = op.follows_operand()
+    return None if index is None else op.operands[index]
 
 
 class _Builder:
     """Builds an AlignProblem from a block in one walk (O(ops + uses))."""
 
-    def __init__(self, block: Block):
-        self.problem = AlignProblem(block)
+    def __init__(self, block: Block, inputs: list[str]):
+        self.problem = AlignProblem(block, inputs)
         self.value_index: dict[SSAValue, int] = {}
         self.compile_time_ops: set[Operation] = set()
 
@@ -208,6 +225,7 @@ class _Builder:
             self.problem.op_key[op] = key
             node = self._classify(op)
             self.problem.op_node[op] = node
+            self._add_moves(op, node)
             for result in op.results:
                 index = self._add_value(result, node, key, op in self.compile_time_ops)
                 if node >= 0:
@@ -231,12 +249,25 @@ class _Builder:
         mode = op.query_op_attr().align_mode
         if mode in (AlignMode.ALIGN, AlignMode.NALIGN):
             return _side(mode)
-        if op.results and op.results[0].type.get_num_dims() not in CX_RANKS:
+        rank = op.results[0].type.get_num_dims() if op.results else None
+        if rank is not None and rank not in CX_RANKS and not op.moves_no_bytes():
             return NALIGN_SIDE
-        complete = _complete_operand(op)
-        if complete is not None and not self._is_compile_time_value(complete):
-            return self._node_of(complete)
+        followed = _followed_operand(op)
+        if followed is not None and not self._is_compile_time_value(followed):
+            return self._node_of(followed)
         return self._new_var(op, constant=False)
+
+    def _add_moves(self, op: Operation, node: int) -> None:
+        """What a Reshape/Transpose moves in each family (0 where it is a relabel)."""
+        if not isinstance(op, Tx8beOp) or op.moves_no_bytes():
+            return
+        m = op.element_map()
+        if m is None:
+            return
+        dtype = op.results[0].type.get_element_type()
+        self.problem.moves.append(
+            (node, moved_bytes(m, dtype, aligned=True), moved_bytes(m, dtype, aligned=False))
+        )
 
     def _new_var(self, op: Operation, constant: bool) -> int:
         parents = sorted(
@@ -256,12 +287,13 @@ class _Builder:
 
     # -- values --------------------------------------------------------------------------
     def _add_value(self, value: SSAValue, node: int, key: int, compile_time: bool) -> int:
+        agree = families_agree(value.type.get_shape(), value.type.get_element_type())
         to_align = to_compact = 0
-        if not compile_time:
+        if not compile_time and not agree:
             to_align = _conversion_bytes(value, aligned=True)
             to_compact = _conversion_bytes(value, aligned=False)
         self.problem.values.append(
-            AlignValue(value, node, key, compile_time, to_align, to_compact)
+            AlignValue(value, node, key, compile_time, agree, to_align, to_compact)
         )
         self.value_index[value] = len(self.problem.values) - 1
         return len(self.problem.values) - 1
@@ -284,12 +316,12 @@ def _conversion_bytes(value: SSAValue, aligned: bool) -> int:
 @lru_cache(maxsize=4096)
 def _target_bytes(tensor_type: Attribute, aligned: bool) -> int:
     shape = tuple(tensor_type.get_shape())
-    return byte_size(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
+    return stored_bytes(shape, tensor_type.get_element_type(), mem_layout_for(shape, aligned))
 
 
-def build_problem(block: Block) -> AlignProblem:
-    """The alignment problem of `block` (see the module docstring for the rules)."""
-    return _Builder(block).build()
+def build_problem(function: func.FuncOp) -> AlignProblem:
+    """The alignment problem of `function`'s body (see the module docstring)."""
+    return _Builder(function.body.block, input_layouts(function)).build()
 
 
 # --------------------------------------------------------------------------------------
@@ -337,43 +369,32 @@ def solve_greedy(problem: AlignProblem) -> list[AlignMode]:
     return modes
 
 
-class _CutGraph(FlowNetwork):
-    """The alignment problem's flow network: ALIGN is the source, NALIGN the sink."""
+def _add_value_cost(
+    graph: FlowNetwork, producer: int, readers: list[int], to_align: int, to_compact: int
+) -> None:
+    """The cost of one value: c1 once if some reader is ALIGN and the producer not, c2
+    once if some reader is NALIGN and the producer not (see the module figure)."""
+    aligned_readers = [r for r in readers if r != NALIGN_SIDE]
+    if producer != ALIGN_SIDE and aligned_readers and to_align:
+        graph.pay_once(to_align, aligned_readers, producer, readers_on_source=True)
+    compact_readers = [r for r in readers if r != ALIGN_SIDE]
+    if producer != NALIGN_SIDE and compact_readers and to_compact:
+        graph.pay_once(to_compact, compact_readers, producer, readers_on_source=False)
 
-    def add_value(self, producer: int, readers: list[int], to_align: int, to_compact: int):
-        """The cost of one value: c1 once if some reader is ALIGN and the producer not,
-        c2 once if some reader is NALIGN and the producer not (see the module figure)."""
-        aligned_readers = [r for r in readers if r != NALIGN_SIDE]
-        if producer != ALIGN_SIDE and aligned_readers and to_align:
-            self._once(aligned_readers, producer, to_align, into_producer=True)
-        compact_readers = [r for r in readers if r != ALIGN_SIDE]
-        if producer != NALIGN_SIDE and compact_readers and to_compact:
-            self._once(compact_readers, producer, to_compact, into_producer=False)
-
-    def _once(self, readers: list[int], producer: int, cost: int, into_producer: bool):
-        if len(readers) == 1:
-            hub = readers[0]
-        else:
-            hub = self.new_node()
-            for r in readers:
-                if into_producer:
-                    self.edge(r, hub, None)
-                else:
-                    self.edge(hub, r, None)
-        if into_producer:
-            self.edge(hub, producer, cost)
-        else:
-            self.edge(producer, hub, cost)
 
 def solve_optimal(problem: AlignProblem) -> list[AlignMode]:
     """The assignment of the free variables with the fewest bytes converted at run time."""
-    graph = _CutGraph(problem.num_vars)
+    graph = FlowNetwork(problem.num_vars)
     for v in problem.values:
         if v.compile_time:
             continue
         readers = list(dict.fromkeys(node for _, node, _ in v.reads if node != v.producer))
         if readers:
-            graph.add_value(v.producer, readers, v.to_align, v.to_compact)
+            _add_value_cost(graph, v.producer, readers, v.to_align, v.to_compact)
+    for node, if_aligned, if_compact in problem.moves:
+        if node >= 0:  # a fixed op pays the same whatever the choice
+            graph.pay_on_side(if_aligned, node, source_side=True)
+            graph.pay_on_side(if_compact, node, source_side=False)
     side = graph.source_side()
     return [AlignMode.ALIGN if aligned else AlignMode.NALIGN for aligned in side]
 
@@ -387,11 +408,19 @@ def settle_constants(problem: AlignProblem, modes: list[AlignMode]) -> None:
             modes[var] = decided or AlignMode.NALIGN
 
 
+def movement_cost(problem: AlignProblem, modes: list[AlignMode]) -> int:
+    """Bytes the Reshapes/Transposes that are not relabels in their family move."""
+    return sum(
+        if_aligned if _resolve(node, modes) == AlignMode.ALIGN else if_compact
+        for node, if_aligned, if_compact in problem.moves
+    )
+
+
 def conversion_cost(problem: AlignProblem, modes: list[AlignMode]) -> int:
     """Bytes converted at run time under `modes`: each value once per direction needed."""
     total = 0
     for v in problem.values:
-        if v.compile_time:
+        if v.compile_time or v.agree:
             continue
         have = _resolve(v.producer, modes)
         wanted = {_resolve(node, modes) for _, node, _ in v.reads}
@@ -408,15 +437,12 @@ def conversion_cost(problem: AlignProblem, modes: list[AlignMode]) -> int:
 
 
 @dataclass
-class AlignStats:
+class AlignStats(LayoutStats):
     channel_norms: int = 0
     channel_norm_bytes: int = 0
     const_channel_norms: int = 0
-
-    def add(self, other: AlignStats) -> None:
-        self.channel_norms += other.channel_norms
-        self.channel_norm_bytes += other.channel_norm_bytes
-        self.const_channel_norms += other.const_channel_norms
+    conversions_elided: int = 0
+    movement_bytes: int = 0
 
 
 @lru_cache(maxsize=4096)
@@ -462,6 +488,9 @@ def _convert_value(
         want = _resolve(node, modes)
         if want != have:
             pending[want].append(use)
+    if v.agree:  # the same bytes in both families: the readers read them as they are
+        stats.conversions_elided += sum(1 for uses in pending.values() if uses)
+        return []
     created = []
     for want, uses in pending.items():
         if not uses:
@@ -479,18 +508,15 @@ def _convert_value(
     return created
 
 
-def apply_modes(
-    problem: AlignProblem, modes: list[AlignMode], inputs: list[str]
-) -> AlignStats:
-    """Insert the ChannelNorms `modes` call for and give every op its dev_info; `inputs`
-    are the graph inputs' layouts."""
-    stats = AlignStats()
+def apply_modes(problem: AlignProblem, modes: list[AlignMode]) -> AlignStats:
+    """Insert the ChannelNorms `modes` call for and give every op its dev_info."""
+    stats = AlignStats(movement_bytes=movement_cost(problem, modes))
     block = problem.block
     at_start: list[Operation] = []
     after: dict[Operation, list[Operation]] = {}
     rewires: _Rewires = {}
     for v in problem.values:
-        created = _convert_value(v, modes, inputs, rewires, stats)
+        created = _convert_value(v, modes, problem.inputs, rewires, stats)
         if not created:
             continue
         if isinstance(v.value, BlockArgument):
@@ -513,34 +539,17 @@ def apply_modes(
     return stats
 
 
-def align_function(function: func.FuncOp, strategy: str) -> AlignStats:
-    """Choose every op's family in `function` with `strategy` and rewrite its body."""
-    problem = build_problem(function.body.block)
-    modes = solve_greedy(problem) if strategy == "greedy" else solve_optimal(problem)
-    settle_constants(problem, modes)
-    return apply_modes(problem, modes, input_layouts(function))
-
-
 @dataclass(frozen=True)
-class LayoutAlignToNpuPass(ModulePass):
+class LayoutAlignToNpuPass(LayoutChoicePass):
     """Seed 000 LayoutAlignToNPU; `strategy` is "optimal" (default) or "greedy"."""
 
     name = "layout-align-to-npu"
 
-    strategy: str = "optimal"
+    STATS = AlignStats
+    build_problem = staticmethod(build_problem)
+    solve_greedy = staticmethod(solve_greedy)
+    solve_optimal = staticmethod(solve_optimal)
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_strategy(self.name, self.strategy)
-        stats = AlignStats()
-        for function in functions_of(op):
-            stats.add(align_function(function, self.strategy))
-        record_layout_stats(
-            op,
-            self.name,
-            {
-                "strategy": self.strategy,
-                "channel_norms": stats.channel_norms,
-                "channel_norm_bytes": stats.channel_norm_bytes,
-                "const_channel_norms": stats.const_channel_norms,
-            },
-        )
+    def apply_choice(self, problem: AlignProblem, choice: list[AlignMode]) -> AlignStats:
+        settle_constants(problem, choice)
+        return apply_modes(problem, choice)

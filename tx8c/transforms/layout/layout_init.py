@@ -28,8 +28,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.layout import UNKNOWN
-from tx8c.transforms.layout.layout_transmit import set_input_layouts
+from tx8c.dialect.layout import UNKNOWN, set_input_layouts
 
 
 @dataclass(frozen=True)

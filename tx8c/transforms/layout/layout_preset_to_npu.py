@@ -82,13 +82,19 @@ op that cannot run permuted, every non-tx8be op and every graph output sees exac
 arrangement it saw before; inserted Transposes/Reshapes carry the layout_str of what they
 make ("NHWC" for NCHW -> NHWC); folded constants too. The program computes the same
 values (up to the summation order of a permuted reduction). Statistics under
-"layout-preset-to-npu" in the module attribute `tx8c.layout_stats` (the mechanism of
-layout-align-to-npu): `strategy`, `transposes` and `transpose_bytes` (run-time Transposes
-inserted), `reshapes` (inserted, they move no data), `const_transposes` (constants
-rearranged at compile time), `transposes_erased` (existing Transposes that cancelled),
-`preset_ops` (ops now running on the NPU's arrangement), `unpresettable` (ops that need the
-preset but cannot run permuted: they keep their arrangement). O(ops + uses) to build the
-problem and rewrite, plus one max-flow.
+"layout-preset-to-npu" in the module attribute `tx8c.layout_stats` (the layout stage's
+convention, `tx8c.analysis.layout_problem`): `strategy`, `transposes` and
+`transpose_bytes` (run-time Transposes inserted), `reshapes` (inserted, they move no
+data), `const_transposes` (constants rearranged at compile time), `transposes_erased`
+(existing Transposes that cancelled), `preset_ops` (ops now running on the NPU's
+arrangement), `unpresettable` (ops that need the preset but cannot run permuted: they
+keep their arrangement). O(ops + uses) to build the problem and rewrite, plus one
+max-flow.
+
+The skeleton (build the problem, solve it with the strategy, apply it, record the
+statistics) is the layout stage's `LayoutChoicePass` (`tx8c.analysis.layout_problem`),
+shared with layout-align-to-npu; both pay a value's conversion once per target with
+`FlowNetwork.pay_once`.
 
 Departs from the seed: the seed converts at the ops themselves and leaves the choice of
 arrangement for ops without demands to `inferLayout`; "optimal" chooses it globally. The
@@ -106,17 +112,17 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tx8c.analysis.layout_problem import LayoutChoicePass, LayoutStats, is_compile_time
 from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.base import Tx8beOp, to_attr
 from tx8c.dialect.layout import (
     CNN_FEATURE,
+    input_layouts,
     is_cnn,
     split_layout_str,
     tensor_class_layout,
@@ -134,12 +140,6 @@ from tx8c.interfaces.shape_inference import (
     unchanged_by,
 )
 from tx8c.ir_utils import logical_bytes
-from tx8c.transforms.layout.common import (
-    check_strategy,
-    functions_of,
-    is_compile_time,
-    record_layout_stats,
-)
 
 PRESET = SOURCE
 """Node of everything that runs on the NPU's arrangement (the source of the cut)."""
@@ -527,8 +527,6 @@ class _Builder:
 
 def build_problem(function: func.FuncOp) -> PresetProblem:
     """The preset problem of `function`'s body (see the module docstring)."""
-    from tx8c.transforms.layout.layout_transmit import input_layouts
-
     return _Builder(function.body.block, input_layouts(function)).build()
 
 
@@ -599,19 +597,11 @@ class _CutGraph(FlowNetwork):
 
     def _once(self, cost: int, producer: int | None, group: list[int], preset: bool):
         """`cost` once if any node of `group` is on the side `preset` and `producer` (if
-        given) on the other; with one reader the hub is the reader itself."""
-        if preset:  # readers on S: readers -inf-> hub -cost-> producer (or T)
-            hub = group[0] if len(group) == 1 else self.new_node()
-            if len(group) > 1:
-                for node in group:
-                    self.edge(node, hub, None)
-            self.edge(hub, ORIGINAL if producer is None else producer, cost)
-        else:  # readers on T: (producer or S) -cost-> hub -inf-> readers
-            hub = group[0] if len(group) == 1 else self.new_node()
-            if len(group) > 1:
-                for node in group:
-                    self.edge(hub, node, None)
-            self.edge(PRESET if producer is None else producer, hub, cost)
+        given, else the other terminal) on the other."""
+        if producer is None:
+            producer = ORIGINAL if preset else PRESET
+        self.pay_once(cost, group, producer, readers_on_source=preset)
+
 
 def _simplify(guard, readers):
     """Fold the literals of fixed nodes: (guard or None or False, readers or None), where
@@ -663,16 +653,13 @@ def solve_optimal(problem: PresetProblem) -> list[bool]:
     return graph.source_side()
 
 
-SOLVERS = {"greedy": solve_greedy, "optimal": solve_optimal}
-
-
 # --------------------------------------------------------------------------------------
 # Rewriting the IR
 # --------------------------------------------------------------------------------------
 
 
 @dataclass
-class PresetStats:
+class PresetStats(LayoutStats):
     transposes: int = 0
     transpose_bytes: int = 0
     reshapes: int = 0
@@ -680,10 +667,6 @@ class PresetStats:
     transposes_erased: int = 0
     preset_ops: int = 0
     unpresettable: int = 0
-
-    def add(self, other: PresetStats) -> None:
-        for name in vars(self):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class _Rewriter:
@@ -855,23 +838,14 @@ def apply_sides(problem: PresetProblem, sides: Sequence[bool]) -> PresetStats:
     return _Rewriter(problem, sides).run()
 
 
-def preset_function(function: func.FuncOp, strategy: str) -> PresetStats:
-    """Choose the sides of `function`'s ops with `strategy` and rewrite its body."""
-    problem = build_problem(function)
-    return apply_sides(problem, SOLVERS[strategy](problem))
-
-
 @dataclass(frozen=True)
-class LayoutPresetToNpuPass(ModulePass):
+class LayoutPresetToNpuPass(LayoutChoicePass):
     """Seed 002 LayoutPresetToNPU; `strategy` is "optimal" (default) or "greedy"."""
 
     name = "layout-preset-to-npu"
 
-    strategy: str = "optimal"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_strategy(self.name, self.strategy)
-        stats = PresetStats()
-        for function in functions_of(op):
-            stats.add(preset_function(function, self.strategy))
-        record_layout_stats(op, self.name, {"strategy": self.strategy, **vars(stats)})
+    STATS = PresetStats
+    build_problem = staticmethod(build_problem)
+    solve_greedy = staticmethod(solve_greedy)
+    solve_optimal = staticmethod(solve_optimal)
+    apply_choice = staticmethod(apply_sides)

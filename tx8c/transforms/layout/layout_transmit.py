@@ -29,8 +29,9 @@ O(n + edges), no recursion, no search for the nearest known op (the seed rejects
 too slow on big models).
 
 Graph-input layouts: block arguments have no layout_str, so the pass records each
-input's layout in its function argument attribute `tx8c.layout` (read it with
-`input_layouts`). A recorded layout counts as known on the next run.
+input's layout in its function argument attribute `tx8c.layout` (`input_layouts` and
+`set_input_layouts` of `tx8c.dialect.layout` read and write it). A recorded layout counts
+as known on the next run.
 
 Requires: functions whose body is one block of tx8be ops in SSA order (the layout stage
 runs before grouping: Group bodies are not entered, a Group is one op).
@@ -51,49 +52,19 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from tx8c.dialect.base import Tx8beOp
-from tx8c.dialect.layout import UNKNOWN, result_layout, tensor_class_layout
+from tx8c.dialect.layout import (
+    UNKNOWN,
+    input_layouts,
+    result_layout,
+    set_input_layouts,
+    tensor_class_layout,
+)
 from tx8c.interfaces.shape_inference import result_shape, shape_of
-
-INPUT_LAYOUT_ATTR = "tx8c.layout"
-"""The function argument attribute that holds a graph input's layout."""
-
-
-# --------------------------------------------------------------------------------------
-# Graph-input layouts (function argument attributes)
-# --------------------------------------------------------------------------------------
-
-
-def _arg_dicts(function: func.FuncOp) -> list[dict]:
-    n = len(function.body.block.args)
-    if function.arg_attrs is None:
-        return [{} for _ in range(n)]
-    return [dict(d.data) for d in function.arg_attrs.data]
-
-
-def input_layouts(function: func.FuncOp) -> list[str]:
-    """The recorded layout of each function input, UNKNOWN where none is recorded."""
-    return [
-        d[INPUT_LAYOUT_ATTR].data if INPUT_LAYOUT_ATTR in d else UNKNOWN
-        for d in _arg_dicts(function)
-    ]
-
-
-def set_input_layouts(function: func.FuncOp, layouts: Sequence[str | None]) -> None:
-    """Record each input's layout; None removes the record."""
-    dicts = _arg_dicts(function)
-    for entry, layout in zip(dicts, layouts, strict=True):
-        entry.pop(INPUT_LAYOUT_ATTR, None)
-        if layout is not None:
-            entry[INPUT_LAYOUT_ATTR] = StringAttr(layout)
-    if function.arg_attrs is None and not any(dicts):
-        return  # nothing to record: keep the signature free of empty dictionaries
-    function.arg_attrs = ArrayAttr([DictionaryAttr(d) for d in dicts])
-
 
 # --------------------------------------------------------------------------------------
 # The three steps
