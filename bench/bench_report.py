@@ -94,11 +94,11 @@ def main() -> None:
             print(f"chain of {args.blocks} blocks compiled in {compile_s:.1f} s")
             rows.append(measure(f"chain{args.blocks}", out, args.runs))
     print(f"Chromium flags: {' '.join(FLAGS)}; {args.runs} runs, medians")
-    print(f"| {'model':<16} | {'ops':>5} | {'groups':>6} | {'page MB':>7} | {'write s':>7} "
+    print(f"| {'model':<19} | {'ops':>5} | {'groups':>6} | {'page MB':>7} | {'write s':>7} "
           f"| {'open ms':>7} | {'chromium s':>10} |")
-    print(f"|{'-' * 18}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 12}|")
+    print(f"|{'-' * 21}|{'-' * 7}|{'-' * 8}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 12}|")
     for r in rows:
-        print(f"| {r['name']:<16} | {r['ops']:>5} | {r['groups']:>6} | {r['mb']:>7.2f} "
+        print(f"| {r['name']:<19} | {r['ops']:>5} | {r['groups']:>6} | {r['mb']:>7.2f} "
               f"| {r['write_s']:>7.1f} | {r['open_ms']:>7.0f} | {r['wall_s']:>10.2f} |")
 
 

@@ -13,32 +13,6 @@ from tx8c.report.collect import collect
 from tx8c.report.layout import layout
 from tx8c.target.config import TX8Config
 
-PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>tx8c report: {title}</title>
-<style>{css}</style></head>
-<body>
-<header><h1>tx8c report: {title}</h1><nav><a href="#summary">Summary</a><a href="#graph">Graph</a>
-<a href="#groups">Groups</a><a href="#groupview">Group view</a><a href="#numerics-sec">Numerics</a></nav></header>
-<section id="summary"><h2>Summary</h2><div class="cards" id="cards"></div>
-<div class="row"><div><h3>Engine utilisation (busy cycles / estimated cycles, one tile)</h3><div id="util"></div>
-<h3>Options</h3><div id="options"></div></div><div><h3>Compile time per stage</h3><div id="passes"></div></div></div></section>
-<section id="graph"><h2>Graph</h2><div class="toolbar"><input id="search" placeholder="search ops (e.g. Gemm, 1x128, g12)" size="32">
-<span id="hits" class="muted"></span><span id="legend" class="legend"></span></div>
-<div id="graph-box"><div id="graph-view"><svg xmlns="http://www.w3.org/2000/svg"><g id="graph-layer"></g></svg></div>
-<div id="details" class="muted">Click an op for its attributes, layout_str, dev_info and its group's plan. Drag to pan, wheel to zoom.</div></div></section>
-<section id="groups"><h2>Groups</h2><p class="muted">Click a header to sort, a row to see the group below. Cycles are one tile's.</p>
-<div id="groups-wrap"><table><thead id="groups-head"></thead><tbody id="groups-body"></tbody></table></div></section>
-<section id="groupview"><h2>Group view</h2><select id="group-select"></select> <b id="group-title"></b>
-<p id="group-note" class="muted"></p><div id="gantt-box"><h3>Pipeline per engine (one tile)</h3><svg id="gantt" class="chart" width="100%"></svg>
-<h3>SPM occupancy (address × time)</h3><svg id="spm" class="chart" width="100%"></svg></div></section>
-<section id="numerics-sec"><h2>Numerics</h2><div id="numerics"></div></section>
-<script type="application/json" id="report-data">{data}</script>
-<script>{js}</script>
-</body></html>
-"""
-
 
 def _asset(name: str) -> str:
     return resources.files("tx8c.report").joinpath("assets", name).read_text("utf-8")
@@ -60,7 +34,7 @@ def build_report(module, report: dict, config: TX8Config, compare: dict | None =
     title = html.escape(str(report.get("model", "model")).rsplit("/", 1)[-1])
     payload = _script_safe(json.dumps(_finite(data), separators=(",", ":"), allow_nan=False,
                                       default=str))
-    return PAGE.format(title=title, css=_asset("report.css"), js=_asset("report.js"),
+    return _asset("page.html").format(title=title, css=_asset("report.css"), js=_asset("report.js"),
                        data=payload)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import shutil
 
-import onnx
 import pytest
 
 from examples.make_models import MODELS
