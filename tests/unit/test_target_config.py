@@ -98,4 +98,4 @@ def test_compile_records_the_target_and_the_plans_see_it(tmp_path: Path, cnn: Pa
                                                  "spm_bytes_per_tile": 65536}
     assert "tx8c.target" in (tmp_path / "b" / "model.mlir").read_text()
     assert max(g["spm_peak"] for g in b["slicing"]["groups"]) <= 65536
-    assert a["roofline"]["compute_seconds"] == b["roofline"]["compute_seconds"]
+    assert a["slicing"]["roofline"]["compute_seconds"] == b["slicing"]["roofline"]["compute_seconds"]

@@ -11,6 +11,11 @@ overlap in memory.
 its size rounded up to the alignment (offsets are aligned, so no other buffer can start
 inside the last unit it touches). So `max_live` - the largest total of aligned sizes live
 at one instant - is a lower bound of any placement's peak (the highest aligned end).
+Buffers with several live intervals can conflict pairwise without all being live at one
+instant (three rotating copies, each meeting the other two at different times), so any
+set of pairwise-conflicting buffers (a clique of the conflict graph) bounds the peak too:
+`clique_bound` finds a heavy one by branch and bound (with a budget; any clique it has
+found by then is a valid bound). The bound reported is the larger of the two.
 
 **Placement.** Finding the optimal placement is NP-hard (dynamic storage allocation); the
 seed places buffers first-fit in order of their start. Here several greedy orders are
@@ -115,6 +120,29 @@ def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
     return neighbours
 
 
+def clique_bound(buffers: Sequence[Buffer], neighbours: list[set[int]], align: int = 1,
+                 budget: int = 20000) -> int:
+    """The heaviest set of pairwise-conflicting buffers found (total aligned size) by a
+    branch and bound over the conflict graph, heaviest buffers first, stopping after
+    `budget` expansions."""
+    weight = [aligned(b.size, align) for b in buffers]
+    best = 0
+    expansions = 0
+
+    def expand(total: int, candidates: list[int]) -> None:
+        nonlocal best, expansions
+        best = max(best, total)
+        for k, i in enumerate(candidates):
+            expansions += 1
+            rest = candidates[k:]
+            if expansions > budget or total + sum(weight[j] for j in rest) <= best:
+                return
+            expand(total + weight[i], [j for j in candidates[k + 1:] if j in neighbours[i]])
+
+    expand(0, sorted(range(len(buffers)), key=lambda i: -weight[i]))
+    return best
+
+
 ORDERS: dict[str, Callable[[Buffer], tuple]] = {
     "start": lambda b: (b.start, -b.size, b.name),
     "size": lambda b: (-b.size, b.start, b.name),
@@ -150,8 +178,8 @@ def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = N
     """The best placement over the greedy `orders`; `OutOfMemory` when even the best
     exceeds `capacity` (the message gives the peak and the bound)."""
     buffers = list(buffers)
-    bound = max_live(buffers, align)
     neighbours = conflicts(buffers)
+    bound = max(max_live(buffers, align), clique_bound(buffers, neighbours, align))
     best: tuple[int, list[int], str] | None = None
     for name in orders:
         order = sorted(range(len(buffers)), key=lambda i: ORDERS[name](buffers[i]))

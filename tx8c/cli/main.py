@@ -91,11 +91,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "layout": _layout_stats(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
+        "slicing": _slicing_report(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
         "target": overrides_json(target),
-        "roofline": _roofline(result.module, target),
-        "slicing": _slicing_stats(result.module),
     }
     out.add("model.mlir", print_module(result.module))
     for i, (name, text) in enumerate(stages):
@@ -110,6 +109,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
                         + (["report.html"] if args.report else []))
     progress(f"wrote {out.path}/{{{written}}}")
+    if not (args.quiet or args.json):
+        print(_latency_line(report["slicing"]))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
@@ -170,18 +171,6 @@ def overrides_json(config) -> dict:
     return json.loads(target_attr_json(config))
 
 
-def _roofline(module, config) -> dict:
-    from tx8c.analysis.roofline import model_roofline
-
-    return model_roofline(module, config).as_dict()
-
-
-def _slicing_stats(module) -> dict | None:
-    """The slicing stage's statistics (group-cost's `tx8c.slicing` module attribute)."""
-    attr = module.attributes.get("tx8c.slicing")
-    return None if attr is None else json.loads(attr.data)
-
-
 def _layout_stats(module) -> dict:
     """What the layout passes inserted (ChannelNorms, Transposes: count and bytes)."""
     from tx8c.transforms.layout.common import read_layout_stats
@@ -195,6 +184,37 @@ def _group_stats(module) -> dict:
     from tx8c.analysis.group_stats import group_report
 
     return group_report(module)
+
+
+def _slicing_report(module) -> dict:
+    """The slicing search's plans (per group) and the model's estimated latency beside
+    its bounds: the sum of the groups' bounds and the roofline bound."""
+    from tx8c.analysis.roofline import model_roofline
+    from tx8c.transforms.slice.group_cost import STATS_ATTR, target_config
+
+    attr = module.attributes.get(STATS_ATTR)
+    stats = json.loads(attr.data) if attr is not None else {"groups": [], "cycles": 0,
+                                                             "bound_cycles": 0}
+    config = target_config(module)
+    roofline = model_roofline(module, config)
+    seconds = stats["cycles"] / config.clock_hz
+    return {
+        **stats,
+        "estimated_seconds": seconds,
+        "groups_bound_seconds": stats["bound_cycles"] / config.clock_hz,
+        "roofline": roofline.as_dict(),
+        "estimate_over_roofline": seconds / roofline.seconds if roofline.seconds else None,
+    }
+
+
+def _latency_line(slicing: dict) -> str:
+    us = 1e6
+    roof = slicing["roofline"]
+    ratio = slicing["estimate_over_roofline"]
+    return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
+            f"({len(slicing['groups'])} groups); roofline bound {roof['seconds'] * us:.1f} us "
+            f"({roof['bound_by']}-bound)"
+            + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
 
 
 def _file_name(stage: str) -> str:

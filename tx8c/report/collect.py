@@ -210,7 +210,7 @@ def summary(report: dict, config: TX8Config, groups: list[dict]) -> dict:
     for g in groups:
         for lane, busy in (g["engines"] or {}).items():
             engines[lane] = engines.get(lane, 0) + busy
-    roofline = report.get("roofline") or {}
+    roofline = slicing.get("roofline") or report.get("roofline") or {}
     estimate_s = cycles / config.clock_hz if cycles else None
     sim = report.get("simulation") or {}
     simulated_s = sim.get("seconds") or (sim["cycles"] / config.clock_hz

@@ -31,7 +31,7 @@ is rejected, never truncated.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from tx8c.analysis.interval_alloc import Buffer, OutOfMemory, allocate, max_live
@@ -331,18 +331,21 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
     """One task per node that runs (and one NoC reduction when the plan cuts a reduction
     over tiles), with its lane, cycles at its largest slice, run count and stage."""
     out = []
+    lanes: dict[int, str] = {}
     for n in spec.nodes:
         shape = split.slice_shapes[n.index]
-        if shape is None:
+        if shape is None or n.kind == "ddr":  # a table its readers fetch from DDR
             continue
         work = n.slicer.work(shape)
-        lane = _lane(n, work)
+        lanes[n.index] = _lane(n, work)
         took = cycles(work, config, streaming_tiles=split.tiles).cycles
-        stage = 0 if lane == "ld" and n.kind == "load" else (2 if n.kind == "store" else 1)
         ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles * len(
             work.transfers)
-        out.append(Task(n.index, lane, took, split.counts[n.index],
-                        stage if cand.pipelined else 0, max(0, ddr)))
+        out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0,
+                        max(0, ddr)))
+    if cand.pipelined:
+        stage = _stages(spec, lanes, cand.deep)
+        out = [replace(t, stage=stage[t.node]) for t in out]
     if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
         node = spec.nodes[cand.reduce.node]
         ref = ValueRef(node.index, 0)
@@ -353,8 +356,32 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
             took = noc_reduce_cycles(nbytes, node.results[0].dtype,
                                      math.prod(cand.reduce.sharding), config)
             out.append(Task(node.index, "noc", took, max(late, default=1),
-                            1 if cand.pipelined else 0))
+                            stage[node.index] if cand.pipelined else 0))
     return out
+
+
+def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int]:
+    """Each running node's pipeline stage: loads 0, stores last, compute 1 - or, `deep`,
+    1 plus the engine changes on the longest path to it from the loads."""
+    stage: dict[int, int] = {}
+    for n in spec.nodes:
+        if n.index not in lanes or n.kind == "store":
+            continue
+        if n.kind == "load" and lanes[n.index] == "ld":
+            stage[n.index] = 0
+            continue
+        stage[n.index] = 1
+        if deep:
+            for ref in n.inputs:
+                p = ref.node
+                if not ref.is_input and p in stage and stage[p] > 0:
+                    stage[n.index] = max(stage[n.index],
+                                         stage[p] + (lanes[p] != lanes[n.index]))
+    last = max(stage.values(), default=0) + 1
+    for n in spec.nodes:
+        if n.index in lanes and n.kind == "store":
+            stage[n.index] = last
+    return stage
 
 
 def _chain(spec: GroupSpec, ts: list[Task], weight) -> int:
@@ -377,8 +404,10 @@ def _chain(spec: GroupSpec, ts: list[Task], weight) -> int:
 
 def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
              ) -> tuple[int, dict[str, int]]:
-    """(cycles of the group on one tile, busy cycles per lane)."""
+    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel,
+    which the ld and st lanes share)."""
     busy = {lane: sum(t.cycles * t.count for t in ts if t.lane == lane) for lane in LANES}
+    busy["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
     first = _chain(spec, ts, lambda t: 1)
     if steps <= 1:
         return first, busy
@@ -390,7 +419,9 @@ def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
         return first + math.ceil((steps - 1) * _chain(spec, ts, later)), busy
     per_lane = max(sum(t.cycles * later(t) for t in ts if t.lane == lane) for lane in LANES)
     ddr = sum(t.ddr * later(t) for t in ts)
-    compute = _chain(spec, [t for t in ts if t.stage == 1], later)
+    last = max(t.stage for t in ts)
+    compute = max((_chain(spec, [t for t in ts if t.stage == s], later)
+                   for s in range(1, last)), default=0)
     period = max(per_lane, ddr, compute)
     return first + math.ceil((steps - 1) * period), busy
 
@@ -475,7 +506,7 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     the end of the last frame that reads it, whatever the order of the engines there."""
     task_of = {t.node: t for t in ts if t.lane != "noc"}
     starts, ends, period = _frame_times(spec, ts)
-    depth = 3 if pipelined else 1
+    depth = max((t.stage for t in ts), default=0) + 1 if pipelined else 1
     unroll = min(steps, depth + 4)
     buffers = []
     for v in values:
@@ -548,6 +579,8 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
         if n.kind in ("load", "store"):
             ddr += window_bytes(n.results[0].shape, n.results[0], config)
             continue
+        if n.kind == "ddr":  # its readers' transfers count what they fetch
+            continue
         work = n.slicer.work(shape)
         lane = _lane(n, work)
         if lane in lanes:
@@ -582,6 +615,8 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     """The plan of a candidate, or `Rejected`."""
     shared = shared or Evaluator(spec, config)
     split = data_split(spec, cand, config, shared.propagate)
+    if split.tiles > config.tiles_per_chip:
+        raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
     ts = tasks(spec, cand, split, config)
     total, busy = estimate(spec, ts, split.steps, cand.pipelined)
     values = spm_buffers(spec, split, ts, config)
@@ -615,7 +650,9 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         stages=tuple(next((t.stage for t in ts if t.node == n.index), 0) for n in spec.nodes),
         slice_shapes=tuple(s or () for s in split.slice_shapes),
         buffers=tuple(plans), spm_peak=placed.peak if placed else bound,
-        spm_lower_bound=bound, cycles=total, bound_cycles=shared.bound,
-        engines=tuple(EngineTime(lane, busy[lane]) for lane in LANES if busy[lane]),
+        spm_lower_bound=placed.lower_bound if placed else bound, cycles=total,
+        bound_cycles=shared.bound,
+        engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
+                      if busy[lane]),
         ddr_bytes=ddr_bytes,
     )

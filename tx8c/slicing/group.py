@@ -11,7 +11,10 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
   group inputs (tensors in DDR);
 - a group input is read into SPM by a load (`ddr_transfer() == "load"`, LoadVar), or read
   from DDR by the op itself when its OpAttr `need_load` bit is clear (Gather's table);
-  constants are loaded by LoadConst nodes inside the group;
+  constants are loaded by LoadConst nodes inside the group, except a constant that
+  every reader takes straight from DDR (need_load bit clear: an embedding table, which
+  can be far larger than the SPM): its LoadConst becomes a "ddr" node that never runs
+  and holds no SPM (the reader's own DDR transfer is its cost);
 - every yielded value is written back by a store (StoreVar);
 - the producer of the largest output drives the slicing (the anchor; the seed cuts its
   "storeOp outShape", the same dims). Every node must lie upstream of it, or be a store of a value
@@ -57,7 +60,8 @@ class Stored:
 class Node:
     """One op of the group.
 
-    `kind`: "load" (DDR -> SPM), "store" (SPM -> DDR) or "compute"; `inputs`: where each
+    `kind`: "load" (DDR -> SPM), "store" (SPM -> DDR), "ddr" (a constant left in DDR for
+    readers that fetch from it themselves) or "compute"; `inputs`: where each
     operand comes from; `from_ddr[i]`: operand i is read straight from DDR (no SPM
     buffer); `inplace`: the result may take the buffer of operand 0; `results`: how each
     result is stored; `label`: the op's name and position, for reports."""
@@ -135,17 +139,19 @@ def group_spec(group) -> GroupSpec:
     for i, op in enumerate(body):
         for r, result in enumerate(op.results):
             number[result] = ValueRef(i, r)
-    for i, op in enumerate(body):
-        attr = op.query_op_attr()
+    attrs = [op.query_op_attr() for op in body]
+    in_ddr = _constants_left_in_ddr(body, attrs, number)
+    for i, (op, attr) in enumerate(zip(body, attrs, strict=True)):
+        transfer = op.ddr_transfer()
         inputs, from_ddr = [], []
         for k, operand in enumerate(op.operands):
             ref = ValueRef(-1, args[operand]) if operand in args else number[operand]
             inputs.append(ref)
-            transfer = op.ddr_transfer()
             needs_load = bool(attr.need_load >> k & 1)
-            from_ddr.append(ref.is_input and (transfer == "load" or not needs_load))
-        transfer = op.ddr_transfer()
-        kind = transfer if transfer in ("load", "store") else "compute"
+            from_ddr.append((ref.is_input and (transfer == "load" or not needs_load))
+                            or ref.node in in_ddr)
+        kind = "ddr" if i in in_ddr else (
+            transfer if transfer in ("load", "store") else "compute")
         nodes.append(Node(
             index=i, kind=kind, engine=attr.engine, slicer=op.slicer(), inputs=tuple(inputs),
             from_ddr=tuple(from_ddr), inplace=attr.mem_inplace,
@@ -158,6 +164,20 @@ def group_spec(group) -> GroupSpec:
     anchor, sliceable = _anchor(nodes, outputs)
     inputs = tuple(_stored(arg) for arg in block.args)
     return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
+
+
+def _constants_left_in_ddr(body, attrs, number) -> set[int]:
+    """The constant loads (no operands) whose every reader has the operand's need_load
+    bit clear: they stay in DDR."""
+    readers: dict[int, list[bool]] = {}
+    for op, attr in zip(body, attrs, strict=True):
+        for k, operand in enumerate(op.operands):
+            ref = number.get(operand)
+            if ref is not None:
+                readers.setdefault(ref.node, []).append(bool(attr.need_load >> k & 1))
+    return {i for i, op in enumerate(body)
+            if op.ddr_transfer() == "load" and not op.operands
+            and readers.get(i) and not any(readers[i])}
 
 
 def _anchor(nodes: list[Node], outputs) -> tuple[int, bool]:

@@ -34,6 +34,10 @@ class Candidate:
     pipelined: bool = True
     """Loads, computes and stores of consecutive steps overlap (multi-buffered); else
     each step runs alone."""
+    deep: bool = False
+    """Pipelined with a stage per engine change along a step's compute chain (the seed's
+    per-op stages after retract), so NE and CT work of consecutive steps overlap too;
+    else one compute stage between the loads and the stores. Costs buffer copies."""
 
     @property
     def tiles(self) -> int:
@@ -63,7 +67,9 @@ class BufferPlan:
 
 @dataclass(frozen=True)
 class EngineTime:
-    """Busy cycles of one tile's engine lane over the whole group."""
+    """Busy cycles of one tile's engine lane over the whole group ("ddr": the DDR
+    channel's share of this tile's loads and stores, which the ld and st lanes and the
+    other tiles streaming at once share)."""
 
     lane: str
     cycles: int
@@ -102,7 +108,7 @@ class Plan:
             tuple(cand["sharding"]), tuple(cand["split"]),
             None if reduce is None else ReduceCut(
                 reduce["node"], tuple(reduce["sharding"]), tuple(reduce["split"])),
-            cand["pipelined"],
+            cand["pipelined"], cand.get("deep", False),
         )
         return Plan(
             candidate=candidate,

@@ -11,7 +11,7 @@ and a node's reduction is cut (in time, and over the tiles a small output leaves
 when it helps.
 
 `mode="exhaustive"` enumerates the whole space instead (every sharding of every level,
-every split of every dim, both pipeline modes, every reduction cut), up to
+every split of every dim, the three pipeline modes, every reduction cut), up to
 `max_candidates`: it certifies the default search on small groups.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from tx8c.errors import Tx8Error
-from tx8c.interfaces.sharding import LoopDim
+from tx8c.interfaces.sharding import LoopDim, piece_bounds
 from tx8c.slicing.evaluate import Evaluator, Rejected
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Candidate, Plan, ReduceCut
@@ -47,7 +47,8 @@ class SearchOptions:
     - `max_sharding`: at most this many tiles per group (default: all of the chip's);
     - `n_first`: enumerate shardings and split dims from dim 0 (else from the last);
     - `levels`: how many factor levels of shardings the default search visits (the
-      seed's opt_search);
+      seed's opt_search; None = all of them: on small groups a level that uses fewer
+      tiles often wins, because every tile pays for its own loads);
     - `extra_splits`: how many doublings of the split beyond the first that fits are
       estimated per sharding in the first phase;
     - `refine`: how many of the best shardings get every split of every dim;
@@ -57,7 +58,7 @@ class SearchOptions:
     mode: str = "default"
     max_sharding: int | None = None
     n_first: bool = True
-    levels: int = 2
+    levels: int | None = None
     extra_splits: int = 3
     refine: int = 3
     max_candidates: int = 20000
@@ -65,7 +66,8 @@ class SearchOptions:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise Tx8Error(f"search mode must be one of {', '.join(MODES)}, got '{self.mode}'")
-        if self.levels < 1 or self.extra_splits < 0 or self.max_candidates < 1:
+        bad_levels = self.levels is not None and self.levels < 1
+        if bad_levels or self.extra_splits < 0 or self.max_candidates < 1:
             raise Tx8Error("search levels must be >= 1, extra-splits >= 0, "
                            "max-candidates >= 1")
         if self.max_sharding is not None and self.max_sharding < 1:
@@ -81,6 +83,7 @@ class _Best:
     evaluator: Evaluator
     plan: Plan | None = None
     evaluated: int = 0
+    found: list[Plan] = field(default_factory=list)
     smallest_spm: int | None = None
     first_reason: str = ""
 
@@ -95,6 +98,7 @@ class _Best:
                 self.smallest_spm = need if self.smallest_spm is None else min(
                     self.smallest_spm, need)
             return None
+        self.found.append(plan)
         if self.plan is None or _better(plan, self.plan):
             self.plan = plan
         return plan
@@ -138,9 +142,11 @@ def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOp
 
 
 def _default_search(spec, config, options, best: _Best) -> None:
-    """Two phases: every sharding of the first `levels` levels at the smallest split that
-    fits (and, pipelined, at a few more steps along its first splittable dim); then, for
-    the `refine` best shardings, every split along each dim and pairs of dims."""
+    """Three phases: every sharding of the first `levels` levels (all by default) at the
+    smallest split that fits (and, pipelined, at a few more steps along its first
+    splittable dim); for the `refine` best shardings, every split along each dim and
+    pairs of dims; then the reduction cut over idle tiles and in time, on the best plan
+    and on the unsharded one."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
@@ -173,9 +179,39 @@ def _default_search(spec, config, options, best: _Best) -> None:
             best.offer(spec, cand, config)
         for cand in _pairs(base, share, granules, order):
             best.offer(spec, cand, config)
-    if best.plan is None or best.plan.tiles < config.tiles_per_chip:
-        for cand in _reduce_candidates(spec, loops, config, best):
+    bases = [best.plan.candidate] if best.plan is not None else []
+    bases += [Candidate(sharding, split) for _, sharding, split in scored
+              if sharding == none] or [Candidate(none, none)]  # nothing fits uncut
+    for base in bases:
+        used = _used_tiles(spec, base, config)
+        if used < config.tiles_per_chip:
+            for cand in _reduce_candidates(spec, base, used, config):
+                best.offer(spec, cand, config)
+    _deepen(spec, config, options, best)
+
+
+def _deepen(spec, config, options, best: _Best) -> None:
+    """The `refine` best pipelined plans with a stage per engine change (`deep`), and
+    the best of those with more steps along each dim (deeper pipelines pay off over
+    more steps)."""
+    shallow = sorted((p for p in best.found if p.candidate.pipelined
+                      and not p.candidate.deep), key=lambda p: p.cycles)
+    seen = set()
+    for plan in shallow:
+        cand = replace(plan.candidate, deep=True)
+        if cand not in seen and len(seen) < options.refine:
+            seen.add(cand)
             best.offer(spec, cand, config)
+    deep = [p for p in best.found if p.candidate.deep]
+    if not deep:
+        return
+    base = min(deep, key=lambda p: p.cycles).candidate
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    share = [math.ceil(d.size / s) for d, s in zip(loops, base.sharding, strict=True)]
+    dims = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
+    for cand in _deeper(base, share, granules, dims, options):
+        best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
@@ -233,26 +269,30 @@ def _grow(split, share, granules, order) -> list[int] | None:
     return None
 
 
-def _reduce_candidates(spec, loops, config, best: _Best) -> Iterator[Candidate]:
-    """Cutting the reduction of the group's NE node (or its only reducing node): in time
-    (psum) when nothing else fits, over the tiles a small output leaves idle."""
+def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Candidate]:
+    """Cutting the reduction of the group's NE node (or its only reducing node) on top of
+    `base`, which keeps `used` tiles busy: in time (psum) and over the idle tiles."""
     node = _reducing_node(spec)
     if node is None:
         return
     reduction = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
     if not any(d.cut for d in reduction):
         return
-    base = best.plan.candidate if best.plan is not None else Candidate(
-        (1,) * len(loops), (1,) * len(loops))
-    used = best.plan.tiles if best.plan is not None else 1
-    spare = max(1, config.tiles_per_chip // max(1, _tiles(base.sharding)))
+    spare = max(1, config.tiles_per_chip // max(1, used))
     for split in _reduce_values(reduction, 8):
         for shard in _reduce_values(reduction, spare):
-            if math.prod(shard) * used > config.tiles_per_chip and math.prod(shard) > 1:
-                continue
             for pipelined in (True, False):
                 yield Candidate(base.sharding, base.split, ReduceCut(node, shard, split),
                                 pipelined)
+
+
+def _used_tiles(spec, cand: Candidate, config) -> int:
+    """The tiles a candidate's sharding really keeps busy (small dims give fewer pieces
+    than their factor)."""
+    granules = anchor_granules(spec, config)
+    return math.prod(len(piece_bounds(d.size, s, g))
+                     for d, s, g in zip(spec.anchor_loops, cand.sharding, granules,
+                                        strict=True))
 
 
 def _reduce_values(dims: list[LoopDim], limit: int) -> list[tuple[int, ...]]:
@@ -274,10 +314,6 @@ def _reducing_node(spec: GroupSpec) -> int | None:
     ne = [n for n in nodes if n.engine == "NE"]
     chosen = ne or nodes
     return chosen[-1].index if len(chosen) >= 1 else None
-
-
-def _tiles(sharding) -> int:
-    return math.prod(sharding)
 
 
 # -- the exhaustive enumeration ---------------------------------------------------------------
@@ -311,5 +347,5 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
                 if red is not None and math.prod(red.sharding) * math.prod(sharding) > \
                         config.tiles_per_chip:
                     continue
-                for pipelined in (True, False):
-                    yield Candidate(sharding, split, red, pipelined)
+                for pipelined, deep in ((True, False), (True, True), (False, False)):
+                    yield Candidate(sharding, split, red, pipelined, deep)

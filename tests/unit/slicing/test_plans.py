@@ -42,7 +42,8 @@ def random_candidate(rng, spec) -> Candidate:
         cut = tuple(int(rng.integers(1, 4)) if d.cut else 1 for d in dims)
         shard = tuple(int(rng.choice([1, 2])) if d.cut else 1 for d in dims)
         reduce = ReduceCut(node.index, shard, cut)
-    return Candidate(sharding, split, reduce, bool(rng.random() < 0.7))
+    pipelined = bool(rng.random() < 0.7)
+    return Candidate(sharding, split, reduce, pipelined, pipelined and rng.random() < 0.5)
 
 
 def check_plan(module, inputs, cand, config) -> bool:
@@ -190,3 +191,41 @@ def test_too_small_an_spm_names_the_group_and_what_it_needs():
     tiny = TX8Config(spm_bytes_per_tile=4096)
     with pytest.raises(NoPlan, match=r"group 7: .* 4096 bytes of SPM .* needs \d+ bytes"):
         search(group_spec(the_group(module)), tiny, name="group 7")
+
+
+def test_an_embedding_table_larger_than_the_spm_stays_in_ddr():
+    """A Gather's table is read from DDR by the gather (need_load bit clear): its LoadConst
+    holds no SPM, so a table far larger than the SPM still gets a plan, which runs."""
+    from tx8c.dialect.ops.backend import LoadConstOp
+    from tx8c.dialect.ops.indexing import GatherOp
+    from tx8c.dialect.types import tensor_of
+
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((512, 64)).astype(np.float32)  # 128 KiB
+    ids = rng.integers(0, 512, (1, 32)).astype(np.int64)
+
+    def build(values):
+        load = LoadConstOp.make([], [tensor_of(table)], const_id=0)
+        gather = GatherOp.make([load.results[0], values[0]], axis=0)
+        return [load, gather], list(gather.results)
+
+    module = grouped(build, [ids])
+    spec = group_spec(the_group(module))
+    assert spec.nodes[1].kind == "ddr" and spec.nodes[2].from_ddr == (True, False)
+    plan = search(spec, SMALL)
+    assert all(b.node != 1 for b in plan.buffers)
+    expected = run_reference(module, [ids], {0: table})
+    got = run_group(the_group(module), plan, [ids], SMALL, {0: table})
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+def test_a_weight_only_a_reduction_cut_fits_gets_a_plan():
+    """When no sharding/split of the outputs fits (the weight is cut only along K), the
+    search still finds the reduction cut (ResNet-50's last Gemm on the default SPM)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1, 32768)).astype(np.float32)  # 128 KiB
+    b = rng.standard_normal((32768, 1)).astype(np.float32)  # 128 KiB, one output column
+    module = single(GemmOp, [a, b])
+    plan = search(group_spec(the_group(module)), SMALL)
+    assert plan.candidate.reduce is not None
+    assert check_plan(module, [a, b], plan.candidate, SMALL)
