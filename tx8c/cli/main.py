@@ -132,12 +132,14 @@ def _import(model, shapes, progress: Progress):
 
 
 def _run_pipeline(module, options, progress: Progress, after_each=None):
-    """The pipeline, with a progress step per pass."""
-    from tx8c.pipeline import build_pipeline, run_pipeline
+    """The pipeline, with a progress step per pass (the bar names the pass running)."""
+    from tx8c.pipeline import build_pipeline, run_pipeline, stage_name
 
-    with progress.task("compiling", len(build_pipeline(options))) as advance:
+    names = [stage_name(p) for p in build_pipeline(options)]
+    upcoming = iter(names[1:])
+    with progress.task("compiling", len(names), first=names[0]) as advance:
         def each(name, module):
-            advance(name)
+            advance(next(upcoming, name))
             if after_each is not None:
                 after_each(name, module)
 

@@ -8,9 +8,13 @@ Commands announce single events with `progress("message")` and counted work with
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from contextlib import contextmanager
+
+PLAIN_EVERY_STEP = 50
+"""Counted steps up to which a plain log gets one line per step."""
 
 
 class Progress:
@@ -36,8 +40,9 @@ class Progress:
         return f"[{time.perf_counter() - self.start:6.2f}s]"
 
     @contextmanager
-    def task(self, description: str, total: int):
-        """A counted step; yields `advance(label)`."""
+    def task(self, description: str, total: int, first: str = ""):
+        """A counted step; yields `advance(label)`. On a terminal the bar shows the label
+        of the last call (`first` before it), e.g. what runs next."""
         if not self.interactive:
             yield self._plain_advance(description, total)
             return
@@ -53,7 +58,7 @@ class Progress:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TextColumn("[dim]{task.fields[label]}"))
         bar = RichProgress(*columns, console=Console(file=self.stream), transient=True)
-        handle = bar.add_task(description, total=total, label="")
+        handle = bar.add_task(description, total=total, label=first)
         self.live = bar
         with bar:
             try:
@@ -63,12 +68,16 @@ class Progress:
         self(f"{description}: {bar.tasks[0].completed:.0f}/{total} done")
 
     def _plain_advance(self, description: str, total: int):
+        """One line per step for a few steps (passes), about one per tenth for many (the
+        nodes of a big model), so a log stays readable."""
         done = 0
+        every = 1 if total <= PLAIN_EVERY_STEP else math.ceil(total / 10)
 
         def advance(label: str = "") -> None:
             nonlocal done
             done += 1
-            self(f"{description} {done}/{total}{': ' + label if label else ''}")
+            if done % every == 0 or done == total:
+                self(f"{description} {done}/{total}{': ' + label if label else ''}")
 
         return advance
 

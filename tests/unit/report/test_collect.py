@@ -98,3 +98,12 @@ def test_progress_modes() -> None:
         advance("b")
     assert "compiling: 2/2 done" in tty.getvalue()
     assert "compiling 1/2" not in tty.getvalue()  # a bar, not lines
+
+
+def test_plain_progress_of_many_steps_prints_about_ten_lines() -> None:
+    plain = io.StringIO()
+    with Progress(False, plain).task("importing", 1000) as advance:
+        for i in range(1000):
+            advance(f"node{i}")
+    lines = plain.getvalue().splitlines()
+    assert len(lines) == 10 and lines[-1].endswith("importing 1000/1000: node999")
