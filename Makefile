@@ -36,7 +36,7 @@ lit: setup
 pytest: setup
 	$(BIN)/python -m pytest -n $(JOBS) tests
 
-test: lint lit pytest
+test: report-deps lint lit pytest
 
 EXAMPLES := build/examples
 DEMO_MODEL ?= residual_cnn
