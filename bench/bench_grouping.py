@@ -136,6 +136,23 @@ def bench_synthetic(sizes: list[int]) -> None:
         previous = (ops, timing.cpu)
 
 
+def model_sources(models: str, models_dir: Path, examples: bool) -> list[tuple[str, object]]:
+    """(name, ONNX model or path): the bundled examples when `examples`, then each of the
+    comma-separated exported `models` found in `models_dir` (a line for each missing)."""
+    sources: list[tuple[str, object]] = []
+    if examples:
+        from examples.make_models import MODELS
+
+        sources += [(name, fn()) for name, fn in MODELS.items()]
+    for name in filter(None, models.split(",")):
+        path = models_dir / f"{name}.onnx"
+        if path.is_file():
+            sources.append((name, path))
+        else:
+            print(f"(no {path}: run bench/export_models.py for the {name} row)")
+    return sources
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000",
@@ -146,17 +163,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--examples", action="store_true",
                         help="also the bundled example models")
     args = parser.parse_args(argv)
-    sources: list[tuple[str, object]] = []
-    if args.examples:
-        from examples.make_models import MODELS
-
-        sources += [(name, fn()) for name, fn in MODELS.items()]
-    for name in filter(None, args.models.split(",")):
-        path = args.models_dir / f"{name}.onnx"
-        if path.is_file():
-            sources.append((name, path))
-        else:
-            print(f"(no {path}: run bench/export_models.py for the {name} row)")
+    sources = model_sources(args.models, args.models_dir, args.examples)
     if sources:
         bench_models(sources)
     if args.sizes:

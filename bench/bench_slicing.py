@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_grouping import run_passes  # noqa: E402
+from bench.bench_grouping import model_sources, run_passes  # noqa: E402
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.pipeline import (  # noqa: E402
@@ -176,17 +176,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-quality", action="store_true",
                         help="skip the exhaustive comparison")
     args = parser.parse_args(argv)
-    sources: list[tuple[str, object]] = []
-    if args.examples:
-        from examples.make_models import MODELS
-
-        sources += [(name, fn()) for name, fn in MODELS.items()]
-    for name in filter(None, args.models.split(",")):
-        path = args.models_dir / f"{name}.onnx"
-        if path.is_file():
-            sources.append((name, path))
-        else:
-            print(f"(no {path}: run bench/export_models.py for the {name} row)")
+    sources = model_sources(args.models, args.models_dir, args.examples)
     runs = [sliced(name, source) for name, source in sources]
     model_table(runs)
     bounds_table(runs)
