@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 JOBS ?= 2
 
-.PHONY: setup test lint lit pytest demo clean
+.PHONY: setup test lint lit pytest demo clean report-deps
 
 setup: $(STAMP)
 
@@ -18,6 +18,15 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $@
 
+# `tx8c report` lays graphs out with Graphviz's dot; its browser tests use headless
+# Chromium. Both are Debian packages: installed here when missing and we are root with
+# apt-get (CI); elsewhere install them yourself, or the browser tests skip saying why.
+report-deps:
+	@if command -v dot >/dev/null && command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz chromium >/dev/null; \
+	else echo "report-deps: install graphviz and chromium to run the report's browser tests"; fi
+
 lint: setup
 	$(BIN)/ruff check tx8c tests bench examples
 
@@ -27,7 +36,7 @@ lit: setup
 pytest: setup
 	$(BIN)/python -m pytest -n $(JOBS) tests
 
-test: lint lit pytest
+test: report-deps lint lit pytest
 
 EXAMPLES := build/examples
 DEMO_MODEL ?= residual_cnn

@@ -22,3 +22,7 @@ class Tx8ComputeError(Tx8Error):
 
 class Tx8UnsupportedError(Tx8Error):
     """Input the compiler understands but does not support yet."""
+
+
+class TargetConfigError(Tx8Error):
+    """A `--target-config` file that cannot be read or names a field wrongly."""

@@ -102,7 +102,7 @@ def singles_boundary_bytes(module: ModuleOp) -> int:
     total = 0
     for block in function_bodies(module):
         for op in _program_steps(block):
-            sources = {_source(v) for v in op.operands}
+            sources = {source_value(v) for v in op.operands}
             total += sum(value_stored_bytes(v) for v in sources if not _is_constant(v))
             total += sum(value_stored_bytes(r) for r in op.results if r.first_use is not None)
     return total
@@ -117,7 +117,7 @@ def _program_steps(block: Block):
             yield op
 
 
-def _source(value: SSAValue) -> SSAValue:
+def source_value(value: SSAValue) -> SSAValue:
     """The value a compute op really reads: through group arguments and results and the
     LoadVar/StoreVar moves, to the op (or function argument) that produced it."""
     while True:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,24 +29,12 @@ from tx8c.cli.consts import (
     image_round_trip,
     write_constants,
 )
-from tx8c.cli.files import OutputDir, check_output_file, write_npz
+from tx8c.cli.files import OutputDir, check_output_file, write_file, write_npz
+from tx8c.cli.progress import Progress
 from tx8c.cli.resources import check_fits
 from tx8c.errors import Tx8Error
 
 EXIT_NUMERICS = 3
-
-
-class Progress:
-    """Progress lines on stderr for long steps; silent with --quiet or --json."""
-
-    def __init__(self, quiet: bool):
-        self.quiet = quiet
-        self.start = time.perf_counter()
-
-    def __call__(self, message: str) -> None:
-        if not self.quiet:
-            elapsed = time.perf_counter() - self.start
-            print(f"[{elapsed:6.2f}s] {message}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------------------
@@ -64,27 +51,27 @@ STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.frontend.onnx.loader import parse_input_shapes
     from tx8c.ir import print_module
-    from tx8c.pipeline import pipeline_spec, run_pipeline
+    from tx8c.pipeline import pipeline_spec
 
     progress = Progress(args.quiet or args.json)
+    planned = ["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE]
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE])
+                    planned=planned + (["report.html"] if args.report else []))
     out.check()
+    target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
-    progress(f"importing {args.model}")
-    result = import_onnx(args.model, shapes)
+    result = _import(args.model, shapes, progress)
+    _set_target(result.module, target)
     stages = [("import", print_module(result.module))] if args.dump_ir_after_all else []
 
     def after_each(name, module):
-        progress(f"ran {name}")
         if args.dump_ir_after_all:
             stages.append((name, print_module(module)))
 
-    records = run_pipeline(result.module, options, after_each)
+    records = _run_pipeline(result.module, options, progress, after_each)
     program = _lower(result.module, progress)
     consts_index = write_constants(out, result.module, options.opt_ddr)
     report = {
@@ -117,14 +104,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "slicing": _slicing_report(result.module),
         "inputs": result.input_names,
         "outputs": result.output_names,
+        "target": overrides_json(target),
     }
     out.add("model.mlir", print_module(result.module))
     for i, (name, text) in enumerate(stages):
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     out.add(PROGRAM_FILE, json.dumps(program.as_dict(), separators=(",", ":")) + "\n")
     out.add("report.json", json.dumps(report, indent=2) + "\n")
+    if args.report:
+        from tx8c.report.html import build_report
+
+        progress("writing report.html")
+        out.add("report.html", build_report(result.module, report, target, None, progress))
     out.commit()
-    progress(f"wrote {out.path}/model.mlir, {BIN_FILE}, {INDEX_FILE} and report.json")
+    written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
+                        + (["report.html"] if args.report else []))
+    progress(f"wrote {out.path}/{{{written}}}")
     if not (args.quiet or args.json):
         print(_latency_line(report["slicing"]))
     if args.json:
@@ -178,6 +173,63 @@ def _layout_traffic(module) -> dict:
     from tx8c.analysis.layout_problem import layout_traffic, read_layout_stats
 
     return layout_traffic(read_layout_stats(module))
+
+
+def _import(model, shapes, progress: Progress):
+    """The ONNX import (`model` a path, or a model `prepare` returned), with a progress
+    step per node."""
+    import onnx
+
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.frontend.onnx.loader import prepare
+
+    if not isinstance(model, onnx.ModelProto):
+        progress(f"reading {model}")
+        model, _ = prepare(model, shapes)
+    with progress.task("importing", len(model.graph.node)) as advance:
+        return import_onnx(model, on_node=advance)
+
+
+def _run_pipeline(module, options, progress: Progress, after_each=None):
+    """The pipeline, with a progress step per pass (the bar names the pass running)."""
+    from tx8c.pipeline import build_pipeline, run_pipeline, stage_name
+
+    names = [stage_name(p) for p in build_pipeline(options)]
+    upcoming = iter(names[1:])
+    with progress.task("compiling", len(names), first=names[0]) as advance:
+        def each(name, module):
+            advance(next(upcoming, name))
+            if after_each is not None:
+                after_each(name, module)
+
+        return run_pipeline(module, options, each)
+
+
+def _target_config(args: argparse.Namespace):
+    """The TX8Config of --target-config, else the default."""
+    from tx8c.target.config import DEFAULT_CONFIG
+    from tx8c.target.config_file import read_target_config
+
+    path = getattr(args, "target_config", None)
+    return DEFAULT_CONFIG if path is None else read_target_config(path)
+
+
+def _set_target(module, config) -> None:
+    """Record the fields of `config` that differ from the default in the module's
+    `tx8c.target` attribute, where the passes read them (nothing when all are default,
+    so outputs stay byte-identical)."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from tx8c.target.config_file import TARGET_ATTR, overrides, target_attr_json
+
+    if overrides(config):
+        module.attributes[TARGET_ATTR] = StringAttr(target_attr_json(config))
+
+
+def overrides_json(config) -> dict:
+    from tx8c.target.config_file import target_attr_json
+
+    return json.loads(target_attr_json(config))
 
 
 def _layout_stats(module) -> dict:
@@ -394,17 +446,17 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.frontend.onnx.loader import parse_input_shapes, prepare
     from tx8c.frontend.onnx.runtime import check_inputs, random_inputs, run_onnxruntime
-    from tx8c.pipeline import run_pipeline
+    from tx8c.pipeline import build_pipeline, run_pipeline
 
     progress = Progress(args.quiet or args.json)
+    target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
     model, _ = prepare(args.model, shapes)
-    progress("importing")
-    result = import_onnx(model)
+    result = _import(model, shapes, progress)
+    _set_target(result.module, target)
     # onnxruntime's results are held beside the executor's: two copies
     check_fits(result.module, "comparing this model", copies=2)
     if args.inputs:
@@ -414,19 +466,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         inputs = random_inputs(model, seed=args.seed)
     progress("running onnxruntime")
     expected = run_onnxruntime(model, inputs)
-    rows = [_stage_row("import", result.module, inputs, expected)]
-    progress(f"import: {rows[-1]['verdict']}")
+    stage_row = _stage_rower(args, model, result, inputs, expected, progress)
+    rows = [stage_row("import", result.module)]
+    with progress.task("comparing", len(build_pipeline(options)) + 1) as advance:
+        def after_each(name, module):
+            rows.append(stage_row(name, module))
+            advance(f"{name}: {rows[-1]['verdict']}")
 
-    def after_each(name, module):
-        rows.append(_stage_row(name, module, inputs, expected))
-        progress(f"{name}: {rows[-1]['verdict']}")
-
-    run_pipeline(result.module, options, after_each)
-    rows.append(_cmodel_row(result.module, inputs, expected))
-    progress(f"cmodel: {rows[-1]['verdict']}")
+        run_pipeline(result.module, options, after_each)
+        rows.append(_cmodel_row(result.module, inputs, expected))
+        advance(f"cmodel: {rows[-1]['verdict']}")
     rows.append(_cmodel_v2_row(result.module, inputs, expected))
     progress(f"cmodel v2: {rows[-1]['verdict']}")
-    failed = [r for r in rows if r["verdict"] != "PASS"]
+    failed = [r for r in rows if r["verdict"] == "FAIL"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
     else:
@@ -434,29 +486,57 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_NUMERICS if failed else 0
 
 
+def _stage_rower(args, model, result, inputs, expected, progress: Progress):
+    """The function giving a stage's row: outputs only, or with --all-tensors every
+    intermediate tensor too (tx8c.cli.tensor_compare)."""
+    if not args.all_tensors:
+        return lambda name, module: _stage_row(name, module, inputs, expected)
+    from tx8c.cli.tensor_compare import Arrangements, onnx_intermediates, run_and_compare
+
+    progress("running onnxruntime on every intermediate tensor")
+    tensors = onnx_intermediates(model, inputs)
+    arrangements = Arrangements()
+
+    def row(name, module):
+        holder = {}
+
+        def executor(module, inputs):
+            outputs, holder["tensors"] = run_and_compare(
+                module, inputs, result.value_names, tensors, arrangements)
+            return outputs
+
+        out = _stage_row(name, module, inputs, expected, executor)
+        out["tensors"] = holder["tensors"].as_dict()
+        return out
+
+    return row
+
+
 def _stage_row(stage: str, module, inputs: dict, expected: list[np.ndarray],
                executor=None) -> dict:
-    from tx8c.dialect.types import from_numpy_dtype, short_name
-    from tx8c.sim.numerics import compare_arrays, threshold_for
+    """A stage's outputs against onnxruntime: the worst output's figures and the
+    verdict (FAIL if any output fails; INCONCLUSIVE when none fails and some output's
+    reference is all zero or subnormal, with the reason)."""
+    from tx8c.cli.tensor_compare import FAIL, INCONCLUSIVE, PASS, verdict
     from tx8c.sim.reference import run_reference
 
     got = (executor or run_reference)(module, inputs)
-    worst = None
-    verdict = "PASS"
-    for e, g in zip(expected, got, strict=True):
-        c = compare_arrays(e, g)
-        if not c.passes(threshold_for(short_name(from_numpy_dtype(g.dtype)))):
-            verdict = "FAIL"
-        if worst is None or c.cosine < worst.cosine:
-            worst = c
-    max_err = max(compare_arrays(e, g).max_abs_error for e, g in zip(expected, got, strict=True))
-    return {
+    checks = [verdict(e, g) for e, g in zip(expected, got, strict=True)]
+    worst = min((figures for _, figures in checks), key=lambda f: f["cosine"])
+    verdicts = [v for v, _ in checks]
+    row = {
         "stage": stage,
-        "cosine": worst.cosine,
-        "sqnr_db": worst.sqnr_db,
-        "max_abs_error": max_err,
-        "verdict": verdict,
+        "cosine": worst["cosine"],
+        "sqnr_db": worst["sqnr_db"],
+        "max_abs_error": max(f["max_abs_error"] for _, f in checks),
+        "verdict": FAIL if FAIL in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts
+        else PASS,
     }
+    reasons = [f"output {i}: {f['reason']}" for i, (v, f) in enumerate(checks)
+               if v == INCONCLUSIVE]
+    if reasons:
+        row["reason"] = "; ".join(reasons)
+    return row
 
 
 def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
@@ -514,6 +594,10 @@ def format_table(rows: list[dict]) -> str:
             f"{r['stage']:<34} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
             f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
         )
+        if r.get("reason"):
+            lines.append(f"  inconclusive: {r['reason']}")
+        if "tensors" in r:
+            lines.append(_tensor_line(r["tensors"]))
         if "equals_reference" in r:
             same = "bit-exact" if r["equals_reference"] else "NOT bit-exact"
             lines.append(f"  ({r['stage']} vs reference executor after the last stage: "
@@ -522,6 +606,63 @@ def format_table(rows: list[dict]) -> str:
             lines.append(f"  (simulated {r['simulated_cycles']} cycles, estimate "
                          f"{r['estimate_cycles']})")
     return "\n".join(lines)
+
+
+def _tensor_line(t: dict) -> str:
+    """One stage's per-tensor summary: counts, and the first failing tensor."""
+    counts = (f"  tensors: {t['compared']} compared, {t['failed']} below threshold, "
+              f"{t['inconclusive']} inconclusive, {t['not_comparable']} not comparable")
+    first = t["first_failure"]
+    if first is None:
+        return counts
+    return (counts + f"\n  first failing tensor: '{first['tensor']}' from "
+            f"{first['producer']} (cosine {first['cosine']:.8f}, max abs err "
+            f"{first['max_abs_error']:.3e})")
+
+
+# --------------------------------------------------------------------------------------
+# report
+# --------------------------------------------------------------------------------------
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """The HTML report of a compiled model (tx8c.report)."""
+    from tx8c.ir import parse_module, read_ir_file
+    from tx8c.report.html import build_report
+    from tx8c.transforms.slice.group_cost import target_config
+
+    progress = Progress(args.quiet)
+    out_dir = Path(args.compiled)
+    mlir, report_json = out_dir / "model.mlir", out_dir / "report.json"
+    for needed in (mlir, report_json):
+        if not needed.is_file():
+            raise Tx8Error(f"'{needed}' not found; give the output directory of `tx8c "
+                           "compile`.")
+    compare_path = Path(args.compare) if args.compare else out_dir / "compare.json"
+    sources = [mlir, report_json] + ([compare_path] if compare_path.is_file() else [])
+    check_output_file(Path(args.output), inputs=sources)
+    report = _read_json(report_json)
+    compare = _read_json(compare_path) if compare_path.is_file() else None
+    if args.compare and compare is None:
+        raise Tx8Error(f"comparison file '{args.compare}' not found.")
+    progress(f"reading {mlir}")
+    module = parse_module(read_ir_file(mlir), str(mlir))
+    config = (_target_config(args) if args.target_config else target_config(module))
+    page = build_report(module, report, config, compare, progress)
+    write_file(args.output, page, inputs=sources)
+    progress(f"wrote {args.output} ({len(page.encode()) / 1e6:.1f} MB)")
+    return 0
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise Tx8Error(f"'{path}' is not readable JSON ({e}); give the file `tx8c "
+                       "compile` (report.json) or `tx8c compare --json` wrote.") from None
+    if not isinstance(data, dict):
+        raise Tx8Error(f"'{path}' holds a JSON {type(data).__name__}, not an object.")
+    return data
 
 
 # --------------------------------------------------------------------------------------
@@ -552,6 +693,13 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="JSON file of op patterns for grouping (replaces --opt-group)")
     p.add_argument("--no-opt-barrier", dest="opt_barrier", action="store_false",
                    help="keep a barrier after every group (no group-dag)")
+    _add_target_config(p)
+
+
+def _add_target_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target-config", metavar="FILE",
+                   help="TOML or JSON file overriding TX8Config fields (e.g. "
+                   "spm_bytes_per_tile = 8388608)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -570,6 +718,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pack constants tightly in consts.bin instead of starting large "
                         "ones on a 4096-byte DDR bank (seed opt_ddr, on by default)")
     _add_pipeline_options(c)
+    c.add_argument("--report", action="store_true",
+                   help="also write OUT/report.html (see `tx8c report`)")
     c.add_argument("--quiet", action="store_true", help="no progress output")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
@@ -593,10 +743,23 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--input-shapes", help="static shapes, e.g. input:1x3x224x224")
     m.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random inputs (0 or more)")
+    m.add_argument("--all-tensors", action="store_true",
+                   help="also compare every intermediate tensor onnxruntime can expose and "
+                   "name the first one (in graph order) below its threshold")
     _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")
     m.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("report", help="write an HTML report of a compiled model")
+    p.add_argument("compiled", help="the output directory of `tx8c compile`")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--compare", metavar="FILE",
+                   help="`tx8c compare --json` output to show (default: OUT/compare.json "
+                   "when present)")
+    _add_target_config(p)
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_report)
     return parser
 
 

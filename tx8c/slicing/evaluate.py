@@ -513,7 +513,7 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     `pieces` consecutive steps (a reduction cut in time), so one copy serves all of them
     and lives from the first piece to the readers of the complete sum."""
     task_of = {t.node: t for t in ts if t.lane != "noc"}
-    starts, ends, period = _frame_times(spec, ts)
+    starts, ends, period = frame_times(spec, ts)
     depth = max((t.stage for t in ts), default=0) + 1 if pipelined else 1
     unroll = min(steps, depth + 4)
     if accumulating is not None:  # every copy of the partial sum recurs in the stretch
@@ -564,7 +564,7 @@ def _merge(intervals):
     return out
 
 
-def _frame_times(spec, ts):
+def frame_times(spec, ts):
     """Start and end of each node's task within a frame (one list schedule), and the
     frame length (a period)."""
     starts: dict[int, int] = {}
@@ -686,5 +686,5 @@ def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
     lowered Program orders each tile's instructions by that time, so the buffers the
     allocator let share bytes are never live at once in the Program's order either."""
     split = data_split(spec, cand, config)
-    starts, _, period = _frame_times(spec, tasks(spec, cand, split, config))
+    starts, _, period = frame_times(spec, tasks(spec, cand, split, config))
     return starts, period

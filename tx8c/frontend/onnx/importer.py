@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Region, SSAValue
 
 from tx8c.dialect.types import tensor
 from tx8c.errors import Tx8Error
@@ -51,13 +51,21 @@ class ImportResult:
     seconds: float
     constants: int = 0
     notes: list[str] = field(default_factory=list)
+    value_names: dict[SSAValue, str] = field(default_factory=dict)
+    """The ONNX tensor name of each SSA value that holds one (the first name, in graph
+    order, when Identity-like nodes give a value several). Values keep their identity
+    through every pass that does not replace their op, so after a pipeline the entries
+    whose value is still in the module name what it computes (`tx8c compare
+    --all-tensors`)."""
 
 
 def import_onnx(
     source: str | Path | onnx.ModelProto,
     input_shapes: Mapping[str, list[int]] | None = None,
+    on_node: Callable[[str], None] | None = None,
 ) -> ImportResult:
-    """Import an ONNX model into a tx8be module (see the module docstring)."""
+    """Import an ONNX model into a tx8be module (see the module docstring); `on_node` is
+    called with each top-level node's name once it is converted (progress)."""
     start = time.perf_counter()
     model, opset = prepare(source, input_shapes)
     graph = model.graph
@@ -71,7 +79,7 @@ def import_onnx(
     for init in graph.initializer:
         values[init.name] = Value.of_const(tensor_array(init, f"initializer '{init.name}'"))
 
-    convert_nodes(graph, values, builder, opset)
+    convert_nodes(graph, values, builder, opset, on_node)
 
     results = []
     for out in graph.output:
@@ -97,11 +105,20 @@ def import_onnx(
         onnx_op_counts=dict(Counter(n.op_type for n in graph.node)),
         seconds=time.perf_counter() - start,
         constants=builder.constants_made,
+        value_names=_value_names(values),
     )
 
 
+def _value_names(values: dict[str, Value | None]) -> dict[SSAValue, str]:
+    names: dict[SSAValue, str] = {}
+    for name, value in values.items():
+        if value is not None and value.ssa is not None:
+            names.setdefault(value.ssa, name)
+    return names
+
+
 def convert_nodes(graph: onnx.GraphProto, values: dict[str, Value], builder: GraphBuilder,
-                  opset: int) -> None:
+                  opset: int, on_node: Callable[[str], None] | None = None) -> None:
     """Convert the graph's nodes in order; `values` gains every output they produce.
 
     A node may hold subgraphs (If's branches): `NodeContext.convert_subgraph` converts
@@ -137,6 +154,8 @@ def convert_nodes(graph: onnx.GraphProto, values: dict[str, Value], builder: Gra
         for out_name, value in zip(node.output, outs, strict=False):
             if out_name:
                 values[out_name] = value
+        if on_node is not None:
+            on_node(name)
 
 
 def _convert(convert, ctx: NodeContext) -> list[Value]:
