@@ -40,9 +40,9 @@ from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, propagate
-from tx8c.slicing.steps import anchor_granules, downstream_of, tiles
+from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import cycles, noc_reduce_cycles
+from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
 from tx8c.target.mem_layout import byte_size
 
 LANES = ("ld", "ne", "ct", "tdma", "noc", "st")
@@ -358,11 +358,20 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
         if shape is not None:
             nbytes = window_bytes(shape, node.results[0], config)
             late = [split.counts[i] for i in downstream_of(spec, node.index)]
-            took = noc_reduce_cycles(nbytes, node.results[0].dtype,
-                                     math.prod(cand.reduce.sharding), config)
+            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
             out.append(Task(node.index, "noc", took, max(late, default=1),
                             stage[node.index] if cand.pipelined else 0))
     return out
+
+
+def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
+                 config: TX8Config) -> int:
+    """The NoC rounds of a partial sum on the slowest owner of the reduction tree
+    (`steps.reduce_tree`): one transfer and add per child, at its mesh distance (a
+    child's own rounds run beside the owner's earlier ones)."""
+    children = reduce_tree(tiles(spec, cand, config))
+    return max((sum(noc_transfer_cycles(nbytes, dtype, mesh_hops(t, c, config), config)
+                    for c in kids) for t, kids in children.items()), default=0)
 
 
 def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int]:
