@@ -30,6 +30,7 @@ is rejected, never truncated.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -42,7 +43,7 @@ from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, propagate
 from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
+from tx8c.target.cost import cycles, ddr_bytes_per_cycle, mesh_hops, noc_transfer_cycles
 from tx8c.target.mem_layout import byte_size
 
 LANES = ("ld", "ne", "ct", "tdma", "noc", "st")
@@ -398,46 +399,187 @@ def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int
     return stage
 
 
-def _chain(spec: GroupSpec, ts: list[Task], weight) -> int:
-    """The length of one step's schedule of `ts` (list scheduling: a task starts when its
-    lane is free and the tasks it reads have finished)."""
-    done: dict[int, float] = {}
-    free: dict[str, float] = {}
-    end = 0.0
-    for t in sorted(ts, key=lambda t: (t.stage, t.node, t.lane)):
-        node = spec.nodes[t.node]
-        ready = max((done.get(r.node, 0.0) for r in node.inputs if not r.is_input),
-                    default=0.0)
-        start = max(ready, free.get(t.lane, 0.0))
-        finish = start + t.cycles * weight(t)
-        free[t.lane] = finish
-        done[t.node] = max(done.get(t.node, 0.0), finish)
-        end = max(end, finish)
-    return math.ceil(end)
+@dataclass(frozen=True)
+class Schedule:
+    """What the estimate knows of a candidate's schedule beside its tasks: the steps of
+    a tile, the tiles streaming from DDR at once, which nodes run at the end of their
+    steps (stores and what follows a reduction: after the last piece), and per buffer
+    its producer, readers and copies (`accumulate`: the partial sum's producer, whose
+    copy advances once per `pieces` steps)."""
+
+    steps: int
+    tiles: int
+    late: frozenset[int]
+    buffers: tuple[tuple[int, tuple[int, ...], int], ...]
+    """(producer node, reader nodes, copies) per value buffer."""
+    accumulate: tuple[int, int] | None = None
 
 
-def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
+EXACT_STEPS = 12
+"""Steps the estimate simulates one by one before it extrapolates (see `estimate`)."""
+
+
+def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
              ) -> tuple[int, dict[str, int]]:
-    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel,
-    which the ld and st lanes share)."""
-    busy = {lane: sum(t.cycles * t.count for t in ts if t.lane == lane) for lane in LANES}
-    busy["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
-    first = _chain(spec, ts, lambda t: 1)
-    if steps <= 1:
-        return first, busy
+    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel).
 
-    def later(t: Task) -> float:  # a task's share of each step after the first
-        return (t.count - 1) / (steps - 1)
+    The tile's instructions run as the lowering orders them (`frame_times`: step + stage
+    periods plus the start in the frame) on their lanes, each lane in that order, an
+    instruction starting when its lane is free, its operands are written and the buffer
+    copy it overwrites has been read by the run `copies` earlier (`simulate_tile`).
+    Every busy tile runs the same schedule at the same time, so a DMA streams at the
+    DDR bandwidth shared by the tiles times this tile's streams at that moment (a load
+    beside a store gets half) and pays its setup alone. The schedule repeats every
+    `unit` steps (the steps of the innermost dims a hoisted node does not depend on):
+    beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
+    the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
+    steps = schedule.steps
+    repeats = [t.count for t in ts if 1 < t.count]
+    unit = steps // min(repeats) if repeats else steps
+    short = max(1, -(-EXACT_STEPS // unit))
+    if (short + 1) * unit >= steps:
+        total, busy = simulate_tile(spec, ts, schedule, config, steps)
+    else:
+        t1, b1 = simulate_tile(spec, ts, schedule, config, short * unit)
+        t2, b2 = simulate_tile(spec, ts, schedule, config, (short + 1) * unit)
+        more = steps // unit - short - 1
+        total = t2 + more * (t2 - t1)
+        busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
+                for lane in b2}
+    out = {lane: math.ceil(busy.get(lane, 0.0)) for lane in LANES}
+    out["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
+    return math.ceil(total), out
 
-    if not pipelined:
-        return first + math.ceil((steps - 1) * _chain(spec, ts, later)), busy
-    per_lane = max(sum(t.cycles * later(t) for t in ts if t.lane == lane) for lane in LANES)
-    ddr = sum(t.ddr * later(t) for t in ts)
-    last = max(t.stage for t in ts)
-    compute = max((_chain(spec, [t for t in ts if t.stage == s], later)
-                   for s in range(1, last)), default=0)
-    period = max(per_lane, ddr, compute)
-    return first + math.ceil((steps - 1) * period), busy
+
+def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
+    """Whether task `t` runs at `step`: a node that runs `count` times runs at the first
+    of every steps / count steps, a late one (stores, after a reduction) at the last."""
+    every = steps // max(1, t.count)
+    if t.lane == "noc" or t.node in late:
+        return step % every == every - 1
+    return step % every == 0
+
+
+def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
+                  count: int) -> tuple[float, dict[str, float]]:
+    """The finish time and the busy time per lane of the first `count` steps of one
+    tile (see `estimate`)."""
+    starts, _, period = frame_times(spec, ts)
+    home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
+    for b, (_, readers, copies) in enumerate(schedule.buffers):
+        for u in readers:
+            home.setdefault(u, []).append((b, copies))
+    writes = {}
+    for b, (node, _, copies) in enumerate(schedule.buffers):
+        writes.setdefault(node, []).append((b, copies))
+    pieces = schedule.accumulate[1] if schedule.accumulate else 1
+    acc_node = schedule.accumulate[0] if schedule.accumulate else -1
+    order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
+    lane, key, fixed, stream, deps = [], [], [], [], []
+    latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
+    runs: dict[int, int] = {}  # node -> buffer copy index of its last run
+    readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
+    for step in range(count):
+        for t in order:
+            if not _runs(t, step, schedule.steps, schedule.late):
+                continue
+            i = len(lane)
+            need = [latest[r.node] for r in spec.nodes[t.node].inputs
+                    if not r.is_input and r.node in latest]
+            if t.lane == "noc":
+                need.append(latest[t.node])
+            else:
+                for b, _ in home.get(t.node, ()):
+                    run = runs.get(schedule.buffers[b][0], 0)
+                    readers.setdefault((b, run), []).append(i)
+                run = runs.get(t.node, -1) + 1
+                if t.node == acc_node:
+                    run = step // pieces if pieces > 1 else run
+                for b, copies in writes.get(t.node, ()):
+                    need += readers.pop((b, run - copies), [])
+                runs[t.node] = run
+            latest[t.node] = i
+            lane.append(t.lane)
+            at = (step + t.stage) * period + starts.get(t.node, 0)
+            key.append((at, t.node, i))
+            setup = t.cycles - t.ddr if t.ddr else t.cycles
+            fixed.append(setup)
+            stream.append(t.ddr)
+            deps.append(need)
+    return _event_run(lane, key, fixed, stream, deps, schedule.tiles, config)
+
+
+def _event_run(lane, key, fixed, stream, deps, tiles: int, config: TX8Config
+               ) -> tuple[float, dict[str, float]]:
+    """Run instructions on their lanes (in `key` order per lane) with their
+    dependencies; a streaming instruction's `stream` cycles are at the tile's full
+    DDR share and slow down while the tile streams several at once."""
+    n = len(lane)
+    users: list[list[int]] = [[] for _ in range(n)]
+    waiting = [0] * n
+    for i, need in enumerate(deps):
+        for d in set(need):
+            users[d].append(i)
+            waiting[i] += 1
+    queues: dict[str, list[int]] = {}
+    for i in sorted(range(n), key=key.__getitem__):
+        queues.setdefault(lane[i], []).append(i)
+    pos = dict.fromkeys(queues, 0)
+    free = dict.fromkeys(queues, True)
+    share = min(float(config.lsu_bytes_per_cycle), ddr_bytes_per_cycle(config) / tiles)
+    began = [0.0] * n
+    busy: dict[str, float] = {}
+    timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
+    streaming: dict[int, float] = {}
+    now, done = 0.0, 0
+
+    def start_ready() -> None:
+        for name, items in queues.items():
+            if not free[name] or pos[name] >= len(items) or waiting[items[pos[name]]]:
+                continue
+            i = items[pos[name]]
+            pos[name] += 1
+            free[name] = False
+            began[i] = now
+            heapq.heappush(timers, (now + fixed[i], i))
+
+    def finish(i: int) -> None:
+        nonlocal done
+        free[lane[i]] = True
+        busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
+        for u in users[i]:
+            waiting[u] -= 1
+        done += 1
+
+    start_ready()
+    while done < n:
+        rate = 0.0
+        if streaming:  # each stream's share of the DDR, in full-share cycles per cycle
+            k = len(streaming)
+            rate = min(float(config.lsu_bytes_per_cycle),
+                       ddr_bytes_per_cycle(config) / (tiles * k)) / share
+        then = timers[0][0] if timers else math.inf
+        if streaming:
+            then = min(then, now + min(streaming.values()) / rate)
+        if then == math.inf:  # the lowering's order would deadlock the same way
+            stuck = [items[pos[name]] for name, items in queues.items()
+                     if pos[name] < len(items)]
+            raise RuntimeError(f"the schedule deadlocks: instructions {stuck} wait for "
+                               "ones their lanes run later")
+        for i in streaming:
+            streaming[i] -= rate * (then - now)
+        now = then
+        for i in [i for i, left in streaming.items() if left <= 1e-6]:
+            del streaming[i]
+            finish(i)
+        while timers and timers[0][0] <= now:
+            i = heapq.heappop(timers)[1]
+            if stream[i] > 0 and i not in streaming:
+                streaming[i] = float(stream[i])
+            else:
+                finish(i)
+        start_ready()
+    return now, busy
 
 
 # --------------------------------------------------------------------------------------
@@ -539,7 +681,10 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
         every = max(1, steps // max(1, count))
         per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
         runs = 0
-        for step in range(0, unroll, every):
+        # every copy gets a run (a hoisted value reloaded every `every` steps may
+        # recur only after the stretch)
+        runs_seen = max(-(-unroll // every), copies + 1)
+        for step in range(0, min(steps, runs_seen * every), every):
             begin = (step + producer.stage) * period + starts[v.node]
             readers = [u for u in v.readers if u in task_of] or [v.node]
             last_step = step + every - 1
@@ -648,7 +793,6 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if split.tiles > config.tiles_per_chip:
         raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
     ts = tasks(spec, cand, split, config)
-    total, busy = estimate(spec, ts, split.steps, cand.pipelined)
     values = spm_buffers(spec, split, ts, config)
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
@@ -657,6 +801,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
+    total, busy = estimate(spec, ts, schedule_of(spec, cand, split, values, buffers), config)
     placed = None
     if allocate_spm:
         try:
@@ -686,6 +831,21 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
                       if busy[lane]),
         ddr_bytes=ddr_bytes,
     )
+
+
+def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
+                buffers: list[Buffer]) -> Schedule:
+    """The estimate's view of a candidate's steps and buffers (`Schedule`)."""
+    late = {n.index for n in spec.nodes if n.kind == "store"}
+    if cand.reduce is not None:
+        late |= downstream_of(spec, cand.reduce.node)
+    copies: dict[str, int] = {}
+    for b in buffers:
+        name = b.name.rsplit("#", 1)[0]
+        copies[name] = copies.get(name, 0) + 1
+    return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
+        (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
+        accumulating(cand))
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
