@@ -413,6 +413,9 @@ class Schedule:
     buffers: tuple[tuple[int, tuple[int, ...], int], ...]
     """(producer node, reader nodes, copies) per value buffer."""
     accumulate: tuple[int, int] | None = None
+    owners: int = 0
+    """Tiles that run the late nodes (a reduction cut over tiles: one per share; 0: all
+    `tiles`)."""
 
 
 EXACT_STEPS = 12
@@ -475,7 +478,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     pieces = schedule.accumulate[1] if schedule.accumulate else 1
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
-    lane, key, fixed, stream, deps = [], [], [], [], []
+    lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
+    tiles, owners = schedule.tiles, schedule.owners or schedule.tiles
     latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
     runs: dict[int, int] = {}  # node -> buffer copy index of its last run
     readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
@@ -506,14 +510,16 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             fixed.append(setup)
             stream.append(t.ddr)
             deps.append(need)
-    return _event_run(lane, key, fixed, stream, deps, schedule.tiles, config)
+            streams.append(owners if t.lane == "noc" or t.node in schedule.late else tiles)
+    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config)
 
 
-def _event_run(lane, key, fixed, stream, deps, tiles: int, config: TX8Config
+def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config
                ) -> tuple[float, dict[str, float]]:
     """Run instructions on their lanes (in `key` order per lane) with their
     dependencies; a streaming instruction's `stream` cycles are at the tile's full
-    DDR share and slow down while the tile streams several at once."""
+    DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
+    `streams[i]` tiles stream like instruction i at once."""
     n = len(lane)
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
@@ -555,9 +561,9 @@ def _event_run(lane, key, fixed, stream, deps, tiles: int, config: TX8Config
     while done < n:
         rate = 0.0
         if streaming:  # each stream's share of the DDR, in full-share cycles per cycle
-            k = len(streaming)
+            chip = sum(streams[i] for i in streaming)
             rate = min(float(config.lsu_bytes_per_cycle),
-                       ddr_bytes_per_cycle(config) / (tiles * k)) / share
+                       ddr_bytes_per_cycle(config) / chip) / share
         then = timers[0][0] if timers else math.inf
         if streaming:
             then = min(then, now + min(streaming.values()) / rate)
@@ -843,9 +849,12 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     for b in buffers:
         name = b.name.rsplit("#", 1)[0]
         copies[name] = copies.get(name, 0) + 1
+    owners = 0
+    if cand.reduce is not None:
+        owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand))
+        accumulating(cand), owners)
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
