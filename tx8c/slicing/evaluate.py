@@ -12,11 +12,20 @@ inner loops is loaded once per outer iteration (hoisted).
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
 steps: loads of step i+2, computes of step i+1 and stores of step i share a frame (three
-stages, multi-buffered). The estimate is the classic pipeline formula: the latency of
-the first step plus (steps - 1) periods, a period being the busiest engine's work per step
-or the critical path of one step's compute stage, whichever is longer (the seed's
-Repeat node: every steady frame is alike). A candidate may also run unpipelined: each
-step alone, single-buffered.
+stages, multi-buffered). One frame's list schedule (`frame_times`) gives each node its
+start in the frame; a node run at step s happens at (s + stage) * period + start, the
+order the lowering gives each lane's instructions. A candidate may also run
+unpipelined: each step alone, single-buffered.
+
+**Estimate.** The cycles are an event-driven run of that order on one tile (`estimate`):
+an instruction starts when its lane is free, its operands are written and the buffer
+copy it overwrites was read; every busy tile does the same at the same time, so a DMA
+streams at the DDR bandwidth divided among all the streams of the chip at that moment
+and pays its setup alone; the schedule's repeating unit is extrapolated beyond
+`EXACT_STEPS` steps (the seed's Repeat node). Departs from the seed, whose Estimate sums
+the frames of the pipeline: frames are not alike where the DDR is shared between loads
+and stores or a hoisted weight fills the pipeline, and the closed form missed both
+(measured against cmodel v2: bench/bench_cmodel.py).
 
 **SPM.** Buffers are values (a node's result), scratch (`imm_bytes`) and the partial
 sums received over the NoC; a multi-buffered value has one copy per stage it spans. The
@@ -644,8 +653,9 @@ def spm_buffers(spec: GroupSpec, split: Split, ts: list[Task], config: TX8Config
 
 def _inplace_owner(spec, node, ref, users, split, config) -> ValueRef | None:
     """The value whose buffer an in-place result takes: operand 0, when it is computed
-    in the group, read by this node only, and no smaller."""
-    if not node.inplace or node.kind != "compute" or not node.inputs:
+    in the group, read by this node only, and no smaller (result 0 only: the lowering
+    writes a node's other results to buffers of their own)."""
+    if not node.inplace or node.kind != "compute" or not node.inputs or ref.index:
         return None
     operand = node.inputs[0]
     if operand.is_input or node.from_ddr[0] or len(users[operand.node]) != 1:
