@@ -165,7 +165,12 @@ def _split_top(text: str) -> list[str]:
 
 
 def _ints(values: Sequence[int | str]) -> str:
-    return "{" + ", ".join(str(v) for v in values) + "}" if values else "{0}"
+    return "{" + ", ".join(_c_int(v) for v in values) + "}" if values else "{0}"
+
+
+def _c_int(v: int | str) -> str:
+    """An integer literal; INT64_MIN has none in C (its negation overflows)."""
+    return "INT64_MIN" if v == -2**63 else str(v)
 
 
 def _l_shape(whole: Sequence[int], window: Window) -> str:
