@@ -476,8 +476,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         run_pipeline(result.module, options, after_each)
         rows.append(_cmodel_row(result.module, inputs, expected))
         advance(f"cmodel: {rows[-1]['verdict']}")
-    rows.append(_cmodel_v2_row(result.module, inputs, expected))
+    found: dict = {}
+    rows.append(_cmodel_v2_row(result.module, inputs, expected, found))
     progress(f"cmodel v2: {rows[-1]['verdict']}")
+    rows.append(_c_row(result.module, inputs, expected, found, progress))
+    progress(f"C: {rows[-1]['verdict']}")
     failed = [r for r in rows if r["verdict"] == "FAIL"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
@@ -560,20 +563,24 @@ def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
     return row
 
 
-def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
+def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray], found: dict) -> dict:
     """The lowered Program on the cmodel v2 (constants through the bytes of their DDR
     image) against onnxruntime, whether it equals the reference executor bit for bit,
-    and its simulated latency beside the estimate."""
-    from tx8c.sim.cmodel_v2 import run_cmodel_v2
+    and its simulated latency beside the estimate. `found` gets the Program, its
+    constants and the outputs (for the C row)."""
+    from tx8c.codegen.lower import lower_module
+    from tx8c.sim.cmodel_v2 import run_program
     from tx8c.sim.reference import input_names, main_function, run_reference
 
     constants = image_round_trip(module)
-    found = {}
 
     def cmodel_v2(module, inputs):
         if "outputs" not in found:
             ordered = [inputs[n] for n in input_names(main_function(module))]
-            found["outputs"], found["timing"] = run_cmodel_v2(module, ordered, constants)
+            found["program"] = lower_module(module, constants)
+            found["constants"], found["inputs"] = constants, ordered
+            found["outputs"], found["timing"] = run_program(found["program"], module,
+                                                            ordered, constants)
         return found["outputs"]
 
     row = _stage_row("cmodel v2", module, inputs, expected, cmodel_v2)
@@ -586,10 +593,48 @@ def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
     return row
 
 
+def _c_row(module, inputs: dict, expected: list[np.ndarray], found: dict,
+           progress: Progress) -> dict:
+    """The Program emitted as C, built with the system C compiler and run in a temporary
+    directory, against onnxruntime, and against the cmodel v2 (bit for bit, else the
+    worst cosine). Skipped, with the reason, when no C compiler exists."""
+    import tempfile
+    import time
+
+    from tx8c.codegen.c_backend import find_compiler, run_c
+    from tx8c.sim.cmodel_v2 import resolve_ops
+
+    if find_compiler() is None:
+        return {"stage": "C", "verdict": "SKIPPED",
+                "reason": "no C compiler found ($CC, cc, gcc or clang); install one to "
+                          "build and run the emitted C program"}
+    progress("building and running the C program")
+    program = found["program"]
+    with tempfile.TemporaryDirectory(prefix="tx8c-c-") as work:
+        start = time.perf_counter()
+        got = run_c(program, found["inputs"], found["constants"], work,
+                    resolve_ops(program, module))
+        seconds = time.perf_counter() - start
+    row = _stage_row("C", module, inputs, expected, lambda module, inputs: got)
+    row["c_seconds"] = round(seconds, 3)
+    row["equals_cmodel_v2"] = all(
+        g.tobytes() == v.tobytes() for g, v in zip(got, found["outputs"], strict=True))
+    if not row["equals_cmodel_v2"]:
+        from tx8c.cli.tensor_compare import verdict
+
+        row["cmodel_v2_cosine"] = min(verdict(v, g)[1]["cosine"]
+                                      for v, g in zip(found["outputs"], got, strict=True))
+    return row
+
+
 def format_table(rows: list[dict]) -> str:
     head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
     for r in rows:
+        if r["verdict"] == "SKIPPED":
+            lines.append(f"{r['stage']:<34} {'-':>12} {'-':>10} {'-':>12}  SKIPPED")
+            lines.append(f"  skipped: {r['reason']}")
+            continue
         lines.append(
             f"{r['stage']:<34} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
             f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
@@ -602,6 +647,11 @@ def format_table(rows: list[dict]) -> str:
             same = "bit-exact" if r["equals_reference"] else "NOT bit-exact"
             lines.append(f"  ({r['stage']} vs reference executor after the last stage: "
                          f"{same})")
+        if "equals_cmodel_v2" in r:
+            same = "bit-exact" if r["equals_cmodel_v2"] else \
+                f"not bit-exact, cosine {r['cmodel_v2_cosine']:.8f}"
+            lines.append(f"  (C program vs cmodel v2: {same}; emitted, built and run in "
+                         f"{r['c_seconds']:.1f} s)")
         if "simulated_cycles" in r:
             lines.append(f"  (simulated {r['simulated_cycles']} cycles, estimate "
                          f"{r['estimate_cycles']})")
