@@ -120,8 +120,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
                         + (["report.html"] if args.report else []))
     progress(f"wrote {out.path}/{{{written}}}")
-    if not (args.quiet or args.json):
-        print(_latency_line(report["slicing"]))
+    if not args.json:  # --quiet silences the progress, not the result
+        print(_latency_line(report["slicing"], report["simulation"]))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
@@ -268,13 +268,14 @@ def _slicing_report(module) -> dict:
     }
 
 
-def _latency_line(slicing: dict) -> str:
+def _latency_line(slicing: dict, simulation: dict) -> str:
     us = 1e6
     roof = slicing["roofline"]
     ratio = slicing["estimate_over_roofline"]
     return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
-            f"({len(slicing['groups'])} groups); roofline bound {roof['seconds'] * us:.1f} us "
-            f"({roof['bound_by']}-bound)"
+            f"({len(slicing['groups'])} groups), simulated (cmodel v2) "
+            f"{simulation['simulated_seconds'] * us:.1f} us; roofline bound "
+            f"{roof['seconds'] * us:.1f} us ({roof['bound_by']}-bound)"
             + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
 
 
@@ -484,6 +485,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     failed = [r for r in rows if r["verdict"] == "FAIL"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
+    elif args.summary:
+        print(format_table(_summary_rows(rows)))
     else:
         print(format_table(rows))
     return EXIT_NUMERICS if failed else 0
@@ -627,10 +630,28 @@ def _c_row(module, inputs: dict, expected: list[np.ndarray], found: dict,
     return row
 
 
+FINAL_ROWS = ("cmodel", "cmodel v2", "C")
+"""The rows after the pipeline's stages."""
+
+
+def _summary_rows(rows: list[dict]) -> list[dict]:
+    """The import row, the last stage's, one line for the stages between them and the
+    cmodel and C rows (`compare --summary`)."""
+    stages = [r for r in rows if r["stage"] not in FINAL_ROWS]
+    between = stages[1:-1]
+    verdicts = sorted({r["verdict"] for r in between})
+    note = {"stage": f"({len(between)} stages between)", "verdict": "SKIPPED",
+            "reason": "their verdicts: " + ", ".join(verdicts), "note": True}
+    return [stages[0], note, stages[-1], *[r for r in rows if r["stage"] in FINAL_ROWS]]
+
+
 def format_table(rows: list[dict]) -> str:
     head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
     for r in rows:
+        if r.get("note"):
+            lines.append(f"{r['stage']:<34} {r['reason']}")
+            continue
         if r["verdict"] == "SKIPPED":
             lines.append(f"{r['stage']:<34} {'-':>12} {'-':>10} {'-':>12}  SKIPPED")
             lines.append(f"  skipped: {r['reason']}")
@@ -799,6 +820,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")
+    m.add_argument("--summary", action="store_true",
+                   help="print the import row, the last stage, the cmodel and C rows, and "
+                   "one line for the stages between")
     m.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="write an HTML report of a compiled model")
