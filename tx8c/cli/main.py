@@ -109,7 +109,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out.add("model.mlir", print_module(result.module))
     for i, (name, text) in enumerate(stages):
         out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
-    out.add(PROGRAM_FILE, json.dumps(program.as_dict(), separators=(",", ":")) + "\n")
+    out.add(PROGRAM_FILE, program.to_json() + "\n")
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     if args.report:
         from tx8c.report.html import build_report
