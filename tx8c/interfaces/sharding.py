@@ -47,7 +47,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from functools import reduce as _fold
 
 import numpy as np
@@ -60,6 +59,31 @@ from tx8c.ir_utils import shape_of
 # --------------------------------------------------------------------------------------
 # Plain data
 # --------------------------------------------------------------------------------------
+
+
+class cached_field:
+    """A property computed once per object and kept in its `__dict__` (works on frozen
+    dataclasses, whose `__setattr__` refuses: the descriptor writes the dict itself).
+
+    `functools.cached_property` does the same but takes a lock on every first access in
+    Python 3.11; the slicing search creates hundreds of thousands of Windows and asks
+    each its shape once, and the lock was a tenth of the search's time. These objects are
+    never shared between threads, so no lock is needed. Being a non-data descriptor, the
+    stored value shadows it on every later access."""
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.compute(obj)
+        return value
 
 
 @dataclass(frozen=True)
@@ -81,7 +105,7 @@ class Window:
     def rank(self) -> int:
         return len(self.start)
 
-    @cached_property
+    @cached_field
     def shape(self) -> tuple[int, ...]:
         return tuple(b - a for a, b in zip(self.start, self.stop, strict=True))
 
@@ -294,16 +318,16 @@ class Slicer:
     """The first result's element type (IR name)."""
 
     # -- the loop space ---------------------------------------------------------------------
-    @property
+    @cached_field
     def loop_shape(self) -> tuple[int, ...]:
         return tuple(d.size for d in self.loops)
 
-    @property
+    @cached_field
     def num_outputs(self) -> int:
         """How many leading loop dims are output dims (the rest are reductions)."""
         return sum(1 for d in self.loops if not d.is_reduction)
 
-    @property
+    @cached_field
     def combine(self) -> Combine | None:
         """How partial results over reduction pieces combine (None: no reduction)."""
         return next((d.reduce for d in self.loops if d.is_reduction), None)
