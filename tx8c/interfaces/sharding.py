@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce as _fold
+from operator import le, sub
 
 import numpy as np
 from xdsl.utils.str_enum import StrEnum
@@ -93,13 +94,18 @@ class Window:
     start: tuple[int, ...]
     stop: tuple[int, ...]
 
+    # The methods below run millions of times in the slicing search and the lowering:
+    # they loop in C (map, zip) rather than in generator expressions.
     @staticmethod
     def whole(shape: Sequence[int]) -> Window:
-        return Window(tuple(0 for _ in shape), tuple(int(d) for d in shape))
+        return Window((0,) * len(shape), tuple(map(int, shape)))
 
     @staticmethod
     def of(pairs: Sequence[tuple[int, int]]) -> Window:
-        return Window(tuple(a for a, _ in pairs), tuple(b for _, b in pairs))
+        if not pairs:
+            return Window((), ())
+        starts, stops = zip(*pairs, strict=True)
+        return Window(starts, stops)
 
     @property
     def rank(self) -> int:
@@ -107,14 +113,16 @@ class Window:
 
     @cached_field
     def shape(self) -> tuple[int, ...]:
-        return tuple(b - a for a, b in zip(self.start, self.stop, strict=True))
+        _same_rank(self.start, self.stop)
+        return tuple(map(sub, self.stop, self.start))
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def is_empty(self) -> bool:
-        return any(b <= a for a, b in zip(self.start, self.stop, strict=True))
+        _same_rank(self.start, self.stop)
+        return any(map(le, self.stop, self.start))
 
     def dim(self, d: int) -> tuple[int, int]:
         return self.start[d], self.stop[d]
@@ -148,17 +156,15 @@ class Window:
         )
 
     def intersect(self, other: Window) -> Window:
-        return Window(
-            tuple(max(a, c) for a, c in zip(self.start, other.start, strict=True)),
-            tuple(min(b, d) for b, d in zip(self.stop, other.stop, strict=True)),
-        )
+        _same_rank(self.start, other.start)
+        return Window(tuple(map(max, self.start, other.start)),
+                      tuple(map(min, self.stop, other.stop)))
 
     def hull(self, other: Window) -> Window:
         """The smallest window holding both."""
-        return Window(
-            tuple(min(a, c) for a, c in zip(self.start, other.start, strict=True)),
-            tuple(max(b, d) for b, d in zip(self.stop, other.stop, strict=True)),
-        )
+        _same_rank(self.start, other.start)
+        return Window(tuple(map(min, self.start, other.start)),
+                      tuple(map(max, self.stop, other.stop)))
 
     def contains(self, other: Window) -> bool:
         return all(
@@ -168,6 +174,11 @@ class Window:
 
     def __str__(self) -> str:
         return "[" + ", ".join(f"{a}:{b}" for a, b in self.pairs()) + "]"
+
+
+def _same_rank(a: tuple, b: tuple) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"windows of rank {len(a)} and {len(b)} do not match")
 
 
 class Combine(StrEnum):
@@ -500,9 +511,10 @@ def broadcast_axes(shape: Sequence[int], out: Sequence[int]) -> tuple[int | None
 def follow_axes(loops: Window, axes: Sequence[int | None], shape: Sequence[int]) -> Window:
     """An operand's window: the loop window along the dims that follow a loop dim, the
     whole dim elsewhere."""
-    return Window.of(
-        [(0, size) if a is None else loops.dim(a) for a, size in zip(axes, shape, strict=True)]
-    )
+    _same_rank(axes, shape)
+    start, stop = loops.start, loops.stop
+    return Window(tuple(0 if a is None else start[a] for a in axes),
+                  tuple(size if a is None else stop[a] for a, size in zip(axes, shape)))
 
 
 def cut_to(array: np.ndarray, wanted: Window, computed: Window) -> np.ndarray:
