@@ -5,9 +5,11 @@
 
 Runs `tx8c compile MODEL -o TMP --quiet` as a fresh process `--runs` times per model and
 prints the median of each figure: the process's wall seconds (interpreter start to exit:
-what a user waits for), its peak resident memory, and the phases `report.json` records
-in `phase_seconds` (import, the pipeline's stages, lowering, the constants file, the
-cmodel v2 simulation, the report, the IR and program texts); `to consts` is the time to
+what a user waits for), its CPU seconds (user + system: on a shared machine the wall
+time also counts the time other processes held the cores), its peak resident memory,
+and the phases `report.json` records in `phase_seconds` (import, the pipeline's stages,
+lowering, the constants file, the cmodel v2 simulation, the report, the IR and program
+texts); `to consts` is the time to
 the end of the constants stage (import .. constants: where the pipeline ended when
 issue 9 set its target), `rest` what no phase counts (interpreter start, imports of
 Python modules, writing the files).
@@ -38,7 +40,7 @@ from tx8c.pipeline import CompileOptions, pipeline_stages  # noqa: E402
 
 PHASES = ["import", "midend", "layout", "constants", "grouping", "slicing", "ddr", "lower",
           "write-constants", "simulate", "report", "write-ir", "write-program"]
-SHOWN = ["wall", "to consts", *PHASES, "rest", "peak MB"]
+SHOWN = ["wall", "cpu", "to consts", *PHASES, "rest", "peak MB"]
 
 
 def compile_once(model: Path, checkout: Path) -> dict[str, float]:
@@ -49,14 +51,16 @@ def compile_once(model: Path, checkout: Path) -> dict[str, float]:
         start = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "tx8c.cli.main", "compile", str(model), "-o", out + "/o",
-             "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             "--quiet"], env=env, cwd=checkout,  # `-m` puts the cwd first on sys.path
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             raise SystemExit(f"compile of {model} failed:\n{proc.stderr.read().decode()}")
         report = json.loads((Path(out) / "o" / "report.json").read_text())
-    row = {"wall": wall, "peak MB": usage.ru_maxrss / 1024, **phases_of(report)}
+    row = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+           "peak MB": usage.ru_maxrss / 1024, **phases_of(report)}
     counted = [row[p] for p in PHASES if p in row]
     row["rest"] = wall - sum(counted)
     row["to consts"] = sum(row.get(p, 0.0) for p in PHASES[:4])
