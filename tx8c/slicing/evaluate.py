@@ -322,9 +322,35 @@ def node_lane(node, work) -> str:
     return "ct"
 
 
-def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> list[Task]:
+def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config,
+          unstaged: tuple[tuple[Task, ...], dict[int, str]] | None = None) -> list[Task]:
     """One task per node that runs (and one NoC reduction when the plan cuts a reduction
-    over tiles), with its lane, cycles at its largest slice, run count and stage."""
+    over tiles), with its lane, cycles at its largest slice, run count and stage.
+    `unstaged`: `node_tasks(spec, split, config)` when the caller has it already (it
+    depends on the split only: candidates differing in their pipeline share it)."""
+    out, lanes = unstaged or node_tasks(spec, split, config)
+    stage: dict[int, int] = {}
+    if cand.pipelined:
+        stage = _stages(spec, lanes, cand.deep)
+        out = [replace(t, stage=stage[t.node]) for t in out]
+    else:
+        out = list(out)
+    if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
+        node = spec.nodes[cand.reduce.node]
+        ref = ValueRef(node.index, 0)
+        shape = split.result_shapes.get(ref)
+        if shape is not None:
+            nbytes = window_bytes(shape, node.results[0], config)
+            late = [split.counts[i] for i in downstream_of(spec, node.index)]
+            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
+            out.append(Task(node.index, "noc", took, max(late, default=1),
+                            stage[node.index] if cand.pipelined else 0))
+    return out
+
+
+def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
+               ) -> tuple[tuple[Task, ...], dict[int, str]]:
+    """The node tasks of `tasks` at stage 0, and each running node's lane."""
     out = []
     lanes: dict[int, str] = {}
     for n in spec.nodes:
@@ -338,20 +364,7 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
             work.transfers)
         out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0,
                         max(0, ddr)))
-    if cand.pipelined:
-        stage = _stages(spec, lanes, cand.deep)
-        out = [replace(t, stage=stage[t.node]) for t in out]
-    if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
-        node = spec.nodes[cand.reduce.node]
-        ref = ValueRef(node.index, 0)
-        shape = split.result_shapes.get(ref)
-        if shape is not None:
-            nbytes = window_bytes(shape, node.results[0], config)
-            late = [split.counts[i] for i in downstream_of(spec, node.index)]
-            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
-            out.append(Task(node.index, "noc", took, max(late, default=1),
-                            stage[node.index] if cand.pipelined else 0))
-    return out
+    return tuple(out), lanes
 
 
 def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
@@ -770,25 +783,56 @@ def live_buffers(spec: GroupSpec, cand: Candidate, config: TX8Config) -> list[Bu
 
 
 class Evaluator:
-    """Evaluates candidates of one group, with what they share computed once."""
+    """Evaluates candidates of one group, with what they share computed once: the
+    propagated windows, and per sharding, split and reduction cut the data split and the
+    node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
+    their stages); a candidate offered again gets its first answer."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
         self.propagate = Propagator(spec)
         self.bound = group_bound(spec, config)
+        self.splits: dict = {}
+        self.answers: dict = {}
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
-        return evaluate(self.spec, cand, self.config, allocate_spm, self)
+        key = (cand, allocate_spm)
+        answer = self.answers.get(key)
+        if answer is None:
+            try:
+                answer = evaluate(self.spec, cand, self.config, allocate_spm, self)
+            except Rejected as e:
+                answer = e
+            self.answers[key] = answer
+        if isinstance(answer, Rejected):
+            raise Rejected(str(answer), answer.spm_needed)
+        return answer
+
+    def split(self, cand: Candidate) -> tuple[Split, tuple[tuple[Task, ...], dict[int, str]]]:
+        """`data_split` of `cand` and its `node_tasks` (cached; `Rejected` again for a
+        cut that was rejected)."""
+        key = (cand.sharding, cand.split, cand.reduce)
+        found = self.splits.get(key)
+        if found is None:
+            try:
+                split = data_split(self.spec, cand, self.config, self.propagate)
+                found = (split, node_tasks(self.spec, split, self.config))
+            except Rejected as e:
+                found = e
+            self.splits[key] = found
+        if isinstance(found, Rejected):
+            raise Rejected(str(found), found.spm_needed)
+        return found
 
 
 def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
              shared: Evaluator | None = None) -> Plan:
     """The plan of a candidate, or `Rejected`."""
     shared = shared or Evaluator(spec, config)
-    split = data_split(spec, cand, config, shared.propagate)
+    split, unstaged = shared.split(cand)
     if split.tiles > config.tiles_per_chip:
         raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
-    ts = tasks(spec, cand, split, config)
+    ts = tasks(spec, cand, split, config, unstaged)
     values = spm_buffers(spec, split, ts, config)
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
