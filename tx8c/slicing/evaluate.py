@@ -439,9 +439,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
     the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
     steps = schedule.steps
-    repeats = [t.count for t in ts if 1 < t.count]
-    unit = steps // min(repeats) if repeats else steps
-    short = max(1, -(-EXACT_STEPS // unit))
+    unit, short = _repeating_unit(ts, steps)
     if (short + 1) * unit >= steps:
         total, busy = simulate_tile(spec, ts, schedule, config, steps)
     else:
@@ -454,6 +452,51 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     out = {lane: math.ceil(busy.get(lane, 0.0)) for lane in LANES}
     out["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
     return math.ceil(total), out
+
+
+def _repeating_unit(ts: list[Task], steps: int) -> tuple[int, int]:
+    """(steps of the schedule's repeating unit, units `estimate` simulates one by one
+    before it extrapolates); it simulates every step when (short + 1) * unit >= steps."""
+    repeats = [t.count for t in ts if 1 < t.count]
+    unit = steps // min(repeats) if repeats else steps
+    return unit, max(1, -(-EXACT_STEPS // unit))
+
+
+def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) -> int:
+    """Cycles `estimate` never goes below: the busiest lane's work over all the steps.
+
+    Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
+    extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
+    when its lane is free), so the last finish on a lane is at least the sum of its
+    instructions' durations. Task t runs at least steps // every times (`_runs`: once in
+    every `every` = steps // count steps); each run holds its lane for its fixed part
+    (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
+    min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
+    tiles streaming like it (the chip's streams at any moment include its own). The
+    total is the last finish rounded up; the bound is the sum rounded down after taking
+    off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
+    rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
+    it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
+    every candidate of the bundled examples)."""
+    steps = schedule.steps
+    unit, short = _repeating_unit(ts, steps)
+    if (short + 1) * unit < steps:
+        return 0
+    lsu = float(config.lsu_bytes_per_cycle)
+    ddr = ddr_bytes_per_cycle(config)
+    share = min(lsu, ddr / schedule.tiles)
+    owners = schedule.owners or schedule.tiles
+    work: dict[str, float] = {}
+    runs_total = 0
+    for t in ts:
+        runs = steps // max(1, steps // max(1, t.count))
+        streams = owners if t.lane == "noc" or t.node in schedule.late else schedule.tiles
+        fastest = min(lsu, ddr / streams) / share
+        fixed = t.cycles - t.ddr if t.ddr else t.cycles
+        work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+        runs_total += runs
+    busiest = max(work.values(), default=0.0)
+    return max(0, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
 
 
 def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
@@ -796,11 +839,15 @@ class Evaluator:
         self.answers: dict = {}
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
+        return self.pending(cand, allocate_spm).plan
+
+    def pending(self, cand: Candidate, allocate_spm: bool = True) -> Pending:
+        """`prepare` of `cand` (cached)."""
         key = (cand, allocate_spm)
         answer = self.answers.get(key)
         if answer is None:
             try:
-                answer = evaluate(self.spec, cand, self.config, allocate_spm, self)
+                answer = prepare(self.spec, cand, self.config, allocate_spm, self)
             except Rejected as e:
                 answer = e
             self.answers[key] = answer
@@ -828,6 +875,37 @@ class Evaluator:
 def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
              shared: Evaluator | None = None) -> Plan:
     """The plan of a candidate, or `Rejected`."""
+    return prepare(spec, cand, config, allocate_spm, shared).plan
+
+
+class Pending:
+    """A candidate evaluated up to its estimate: whether it fits (data split, SPM
+    allocation), its tiles and SPM peak, and `lower_bound`, cycles its estimate cannot go
+    below (`estimate_lower_bound`); `plan` runs the estimate (once) and gives the Plan.
+    The search compares a candidate's bound with the best plan so far and runs the
+    estimate only when the candidate could win."""
+
+    __slots__ = ("candidate", "tiles", "spm_peak", "lower_bound", "_finish", "_plan")
+
+    def __init__(self, candidate: Candidate, tiles: int, spm_peak: int, lower_bound: int,
+                 finish):
+        self.candidate, self.tiles, self.spm_peak = candidate, tiles, spm_peak
+        self.lower_bound, self._finish, self._plan = lower_bound, finish, None
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan, self._finish = self._finish(), None
+        return self._plan
+
+    @property
+    def cycles(self) -> int:
+        return self.plan.cycles
+
+
+def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
+            shared: Evaluator | None = None) -> Pending:
+    """`evaluate` up to the estimate (a `Pending`), or `Rejected`."""
     shared = shared or Evaluator(spec, config)
     split, unstaged = shared.split(cand)
     if split.tiles > config.tiles_per_chip:
@@ -841,13 +919,25 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    total, busy = estimate(spec, ts, schedule_of(spec, cand, split, values, buffers), config)
+    schedule = schedule_of(spec, cand, split, values, buffers)
     placed = None
     if allocate_spm:
         try:
             placed = allocate(buffers, align, capacity)
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
+
+    def finish() -> Plan:
+        total, busy = estimate(spec, ts, schedule, config)
+        return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
+                     shared.bound, total, busy)
+
+    return Pending(cand, split.tiles, placed.peak if placed else bound,
+                   estimate_lower_bound(ts, schedule, config), finish)
+
+
+def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,
+          total, busy) -> Plan:
     offsets = dict(placed.offsets) if placed else {}
     plans = []
     for v in values:
@@ -866,7 +956,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         slice_shapes=tuple(s or () for s in split.slice_shapes),
         buffers=tuple(plans), spm_peak=placed.peak if placed else bound,
         spm_lower_bound=placed.lower_bound if placed else bound, cycles=total,
-        bound_cycles=shared.bound,
+        bound_cycles=group_bound_cycles,
         engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
                       if busy[lane]),
         ddr_bytes=ddr_bytes,
