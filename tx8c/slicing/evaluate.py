@@ -843,33 +843,30 @@ class Evaluator:
 
     def pending(self, cand: Candidate, allocate_spm: bool = True) -> Pending:
         """`prepare` of `cand` (cached)."""
-        key = (cand, allocate_spm)
-        answer = self.answers.get(key)
-        if answer is None:
-            try:
-                answer = prepare(self.spec, cand, self.config, allocate_spm, self)
-            except Rejected as e:
-                answer = e
-            self.answers[key] = answer
-        if isinstance(answer, Rejected):
-            raise Rejected(str(answer), answer.spm_needed)
-        return answer
+        return _remembered(self.answers, (cand, allocate_spm), lambda: prepare(
+            self.spec, cand, self.config, allocate_spm, self))
 
     def split(self, cand: Candidate) -> tuple[Split, tuple[tuple[Task, ...], dict[int, str]]]:
-        """`data_split` of `cand` and its `node_tasks` (cached; `Rejected` again for a
-        cut that was rejected)."""
-        key = (cand.sharding, cand.split, cand.reduce)
-        found = self.splits.get(key)
-        if found is None:
-            try:
-                split = data_split(self.spec, cand, self.config, self.propagate)
-                found = (split, node_tasks(self.spec, split, self.config))
-            except Rejected as e:
-                found = e
-            self.splits[key] = found
-        if isinstance(found, Rejected):
-            raise Rejected(str(found), found.spm_needed)
-        return found
+        """`data_split` of `cand` and its `node_tasks` (cached)."""
+        def compute():
+            split = data_split(self.spec, cand, self.config, self.propagate)
+            return split, node_tasks(self.spec, split, self.config)
+
+        return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
+
+
+def _remembered(cache: dict, key, compute):
+    """`compute()` once per key: its result, or again its `Rejected` (a fresh one)."""
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = compute()
+        except Rejected as e:
+            found = e
+        cache[key] = found
+    if isinstance(found, Rejected):
+        raise Rejected(str(found), found.spm_needed)
+    return found
 
 
 def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
