@@ -855,6 +855,15 @@ class Evaluator:
         return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
 
 
+@dataclass(frozen=True)
+class _Refused:
+    """A remembered `Rejected` (its message and bytes needed: the exception itself
+    would keep its traceback's frames, and the caches, alive in a reference cycle)."""
+
+    reason: str
+    spm_needed: int | None
+
+
 def _remembered(cache: dict, key, compute):
     """`compute()` once per key: its result, or again its `Rejected` (a fresh one)."""
     found = cache.get(key)
@@ -862,10 +871,10 @@ def _remembered(cache: dict, key, compute):
         try:
             found = compute()
         except Rejected as e:
-            found = e
+            found = _Refused(str(e), e.spm_needed)
         cache[key] = found
-    if isinstance(found, Rejected):
-        raise Rejected(str(found), found.spm_needed)
+    if isinstance(found, _Refused):
+        raise Rejected(found.reason, found.spm_needed)
     return found
 
 
@@ -924,10 +933,12 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
 
+    group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
+
     def finish() -> Plan:
         total, busy = estimate(spec, ts, schedule, config)
         return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
-                     shared.bound, total, busy)
+                     group_bound_cycles, total, busy)
 
     return Pending(cand, split.tiles, placed.peak if placed else bound,
                    estimate_lower_bound(ts, schedule, config), finish)
