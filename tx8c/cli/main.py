@@ -91,6 +91,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             "opt_group": options.opt_group,
             "group_patterns": options.group_patterns,
             "opt_barrier": options.opt_barrier,
+            "regroup": options.regroup,
         },
         "pipeline": pipeline_spec(options),
         "layout": _layout_stats(result.module),
@@ -290,7 +291,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
-        opt_barrier=args.opt_barrier,
+        opt_barrier=args.opt_barrier, regroup=args.regroup,
     )
 
 
@@ -693,6 +694,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="JSON file of op patterns for grouping (replaces --opt-group)")
     p.add_argument("--no-opt-barrier", dest="opt_barrier", action="store_false",
                    help="keep a barrier after every group (no group-dag)")
+    p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
+                   help="merge up to WINDOW adjacent groups where the slicing estimate "
+                   "says it pays (regroup-by-cost; 0 = off, the default)")
     _add_target_config(p)
 
 

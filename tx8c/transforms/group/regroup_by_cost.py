@@ -39,7 +39,7 @@ set on the final groups.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -50,7 +50,7 @@ from tx8c.dialect.ops.backend import GroupOp, YieldOp
 from tx8c.errors import Tx8Error
 from tx8c.ir_utils import function_bodies, record_pass_stats
 from tx8c.slicing.group import group_spec
-from tx8c.slicing.regroup import Costs, Unit, regroup
+from tx8c.slicing.regroup import Costs, Regrouping, Unit, regroup
 from tx8c.slicing.search import SearchOptions
 from tx8c.target.config import target_config
 
@@ -65,26 +65,37 @@ class RegroupByCostPass(ModulePass):
 
     window: int = 4
     opt_search: int = 0
+    quick: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.window < 1:
             raise Tx8Error(f"regroup-by-cost: window must be >= 1, got {self.window}")
-        costs = Costs(target_config(op), SearchOptions(levels=self.opt_search or None))
+        options = SearchOptions(levels=self.opt_search or None)
+        if self.quick:
+            options = replace(options, refine=1, extra_splits=1)
+        costs = Costs(target_config(op), options)
         stats = {"groups_before": 0, "groups_after": 0, "cycles_before": 0,
                  "cycles_after": 0}
         for block in function_bodies(op):
-            groups = [o for o in block.ops if isinstance(o, GroupOp)]
-            result = regroup(read_units(groups), costs, self.window)
-            for first, last in result.intervals:
-                if last - first > 1:
-                    merge_groups(groups[first:last])
-            check_acyclic(block)
-            stats["groups_before"] += len(groups)
+            result = regroup_block(block, costs, self.window)
+            stats["groups_before"] += result.intervals[-1][1] if result.intervals else 0
             stats["groups_after"] += len(result.intervals)
             stats["cycles_before"] += int(result.before_cycles)
             stats["cycles_after"] += int(result.cycles)
         stats["searches"] = costs.searches
         record_pass_stats(op, STATS_ATTR, self.name, stats)
+
+
+def regroup_block(block: Block, costs, window: int) -> Regrouping:
+    """Cut the groups of `block` where `costs` (a `Costs`, or any callable with its
+    interface) says, merge each interval, and check the result is acyclic."""
+    groups = [o for o in block.ops if isinstance(o, GroupOp)]
+    result = regroup(read_units(groups), costs, window)
+    for first, last in result.intervals:
+        if last - first > 1:
+            merge_groups(groups[first:last])
+    check_acyclic(block)
+    return result
 
 
 def read_units(groups: list[GroupOp]) -> list[Unit]:
