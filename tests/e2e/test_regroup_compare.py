@@ -12,22 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from examples.make_models import MODELS
-from tests.e2e.test_cmodel_v2 import assert_matches, split_reduction
-from tests.random_graphs import build_dag, dag_steps, random_inputs
-from tests.unit.group.common import run
+from tests.e2e.test_cmodel_v2 import assert_compiled_equals_reference
+from tests.random_graphs import dag_steps
 from tx8c.cli.main import main
-from tx8c.codegen.lower import lower_module
-from tx8c.const_container import module_container
-from tx8c.pipeline import (
-    CompileOptions,
-    constants_spec,
-    ddr_spec,
-    grouping_spec,
-    layout_spec,
-    slicing_spec,
-)
-from tx8c.sim.cmodel_v2 import run_program
-from tx8c.sim.reference import run_reference
+from tx8c.pipeline import CompileOptions
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -46,11 +34,4 @@ def test_compare_with_regroup(name: str, tmp_path: Path, capsys) -> None:
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dag_steps(max_size=12))
 def test_random_graphs_equal_the_reference(steps) -> None:
-    options = CompileOptions(regroup=3)
-    module = run(build_dag(steps, max_ops=16), layout_spec("optimal") + constants_spec()
-                 + grouping_spec(options) + slicing_spec(options) + ddr_spec(options))
-    inputs = random_inputs(module, seed=len(steps))
-    container = module_container(module)
-    program = lower_module(module, container)
-    got, _ = run_program(program, module, inputs, container)
-    assert_matches(run_reference(module, inputs), got, not split_reduction(program))
+    assert_compiled_equals_reference(steps, CompileOptions(regroup=3))
