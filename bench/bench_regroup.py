@@ -2,7 +2,7 @@
 roofline, DDR bytes of the plans, and the compile time the pass adds.
 
     .venv/bin/python bench/bench_regroup.py [--models resnet50,mobilenetv2,bert_base,vit_full]
-        [--models-dir /work/models] [--windows 3] [--quick]
+        [--models-dir /work/models] [--windows 2,4]
 
 Each model is imported and run through the mid-end, layout, constants and grouping
 stages (the default patterns), then sliced two ways, each from an empty search memo
@@ -48,7 +48,7 @@ def cpu(fn) -> float:
     return time.process_time() - start
 
 
-def sliced(source, window: int, quick: bool) -> dict:
+def sliced(source, window: int) -> dict:
     """One way of slicing a model (window 0: the pattern grouping as it is)."""
     module = grouped(source)
     search_module._searched.cache_clear()
@@ -56,8 +56,7 @@ def sliced(source, window: int, quick: bool) -> dict:
     with gc_paused():
         regroup_s = 0.0
         if window > 1:
-            regroup_s = cpu(lambda: RegroupByCostPass(window=window, quick=quick).apply(
-                ctx, module))
+            regroup_s = cpu(lambda: RegroupByCostPass(window=window).apply(ctx, module))
         cost_s = cpu(lambda: GroupCostPass().apply(ctx, module))
     rows = plans(module)
     roofline = model_roofline(module, DEFAULT_CONFIG)
@@ -77,10 +76,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="resnet50,mobilenetv2,bert_base,vit_full")
     parser.add_argument("--models-dir", default="/work/models", type=Path)
-    parser.add_argument("--windows", default="3",
+    parser.add_argument("--windows", default="2,4",
                         help="comma-separated regroup windows to compare with the patterns")
-    parser.add_argument("--quick", action="store_true",
-                        help="regroup-by-cost{quick=true}: a cheaper search for the merges")
     args = parser.parse_args(argv)
     windows = [int(w) for w in args.windows.split(",") if w]
     head = (f"{'model':<12} {'grouping':<10} {'groups':>6} {'est us':>9} {'est/roof':>8} "
@@ -90,8 +87,8 @@ def main(argv: list[str]) -> int:
     print(head)
     print("-" * len(head))
     for name, source in model_sources(args.models, args.models_dir, False):
-        base = sliced(source, 0, args.quick)
-        ways = [("pattern", base)] + [(f"regroup {w}", sliced(source, w, args.quick))
+        base = sliced(source, 0)
+        ways = [("pattern", base)] + [(f"regroup {w}", sliced(source, w))
                                       for w in windows]
         for label, r in ways:
             added = r["regroup_s"] + r["cost_s"] - base["cost_s"]

@@ -39,7 +39,7 @@ set on the final groups.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -65,15 +65,11 @@ class RegroupByCostPass(ModulePass):
 
     window: int = 4
     opt_search: int = 0
-    quick: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.window < 1:
             raise Tx8Error(f"regroup-by-cost: window must be >= 1, got {self.window}")
-        options = SearchOptions(levels=self.opt_search or None)
-        if self.quick:
-            options = replace(options, refine=1, extra_splits=1)
-        costs = Costs(target_config(op), options)
+        costs = Costs(target_config(op), SearchOptions(levels=self.opt_search or None))
         stats = {"groups_before": 0, "groups_after": 0, "cycles_before": 0,
                  "cycles_after": 0}
         for block in function_bodies(op):
