@@ -35,3 +35,16 @@ def test_compare_with_regroup(name: str, tmp_path: Path, capsys) -> None:
 @given(dag_steps(max_size=12))
 def test_random_graphs_equal_the_reference(steps) -> None:
     assert_compiled_equals_reference(steps, CompileOptions(regroup=3))
+
+
+def test_compile_reports_the_regrouping(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(MODELS["mobilenet_block"](), path)
+    out = tmp_path / "out"
+    assert main(["compile", str(path), "-o", str(out), "--regroup", "3", "--quiet"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    regroup = report["regroup"]
+    assert report["options"]["regroup"] == 3
+    assert regroup["groups_after"] < regroup["groups_before"]
+    assert regroup["cycles_after"] < regroup["cycles_before"]
+    assert report["slicing"]["cycles"] == regroup["cycles_after"]

@@ -98,6 +98,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         "layout_traffic": _layout_traffic(result.module),
         "constants": constants_report(result.module, consts_index),
         "groups": _group_stats(result.module),
+        "regroup": _regroup_stats(result.module),
         "ddr": _ddr_stats(result.module),
         "program": {"groups": len(program.groups), "instructions": program.instruction_count(),
                     "ddr_bytes": program.ddr_bytes},
@@ -246,6 +247,15 @@ def _group_stats(module) -> dict:
     from tx8c.analysis.group_stats import group_report
 
     return group_report(module)
+
+
+def _regroup_stats(module) -> dict | None:
+    """What regroup-by-cost did (groups and estimated cycles before and after, searches);
+    None when it did not run."""
+    from tx8c.ir_utils import read_pass_stats
+    from tx8c.transforms.group.regroup_by_cost import STATS_ATTR, RegroupByCostPass
+
+    return read_pass_stats(module, STATS_ATTR).get(RegroupByCostPass.name)
 
 
 def _slicing_report(module) -> dict:
