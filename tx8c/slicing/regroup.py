@@ -36,8 +36,9 @@ many searches, linear in the model for a fixed window.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from tx8c.slicing.evaluate import group_bound
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, assemble_spec
@@ -228,14 +229,24 @@ class Regrouping:
     searches: int
 
 
-def regroup(units: Sequence[Unit], costs: Costs | Callable, window: int) -> Regrouping:
+class CostModel(Protocol):
+    """What the program needs of its costs (`Costs`; tests substitute others)."""
+
+    def __call__(self, spec: GroupSpec) -> float: ...
+
+    def lower_bound(self, spec: GroupSpec) -> float: ...
+
+
+def regroup(units: Sequence[Unit], costs: CostModel, window: int) -> Regrouping:
     """The cheapest partition of `units` into intervals of at most `window` units
-    (module docstring). A unit's own group always has a cost (NoPlan propagates, as in
-    group-cost), so the partition into single units is always a candidate."""
+    (module docstring). A unit alone always has a finite cost, so the partition into
+    single units is always a candidate: a group in DDR costs nothing here, and a group
+    with no plan at all counts as free and is left alone (group-cost reports it)."""
     n = len(units)
     best = [0.0] + [INFINITE] * n
     cut = [0] * (n + 1)
     singles = [costs(u.spec) if u.movable else 0.0 for u in units]
+    singles = [0.0 if c == INFINITE else c for c in singles]
     for last in range(1, n + 1):
         for first in range(last - 1, max(0, last - window) - 1, -1):
             if first == last - 1:

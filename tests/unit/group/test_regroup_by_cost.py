@@ -163,3 +163,16 @@ def test_pipeline_option() -> None:
     assert not any("regroup" in s for s in grouping_spec(CompileOptions(regroup=0)))
     spec = grouping_spec(CompileOptions(regroup=3))
     assert spec.index("regroup-by-cost{window=3}") < spec.index("group-mapping")
+
+
+class NothingFits(FewestGroups):
+    def __call__(self, spec) -> float:
+        return float("inf")
+
+
+def test_groups_without_a_plan_are_left_alone() -> None:
+    """No group has a plan (NoPlan everywhere): the cut keeps every group as it is and
+    leaves the error to group-cost."""
+    module = chain_module((1, 32, 28, 28), ["Relu", "Sigmoid", "Tanh"])
+    result = regroup(read_units(groups_of(module)), NothingFits(), 3)
+    assert result.intervals == ((0, 1), (1, 2), (2, 3))
