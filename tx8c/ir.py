@@ -22,6 +22,7 @@ names like `tx8c.name = "größe"` round-trip.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 
@@ -156,9 +157,16 @@ def parse_module(text: str, name: str = "<string>") -> ModuleOp:
     """
     check_ir_text(text, name)
     try:
-        module = Parser(make_context(), text, name).parse_module()
+        return parse_guarded(Parser(make_context(), text, name).parse_module, name)
     except ParseError as e:
         raise IRTextError(parse_error_text(e)) from None
+
+
+def parse_guarded(parse: Callable[[], ModuleOp], name: str) -> ModuleOp:
+    """`parse()` with Python's recursion limit turned into a clear error, and the string
+    attributes decoded (the one way every reader of IR text parses)."""
+    try:
+        module = parse()
     except RecursionError:
         raise IRTextError(
             f"{name}: the IR is nested too deeply to parse (more regions or attributes "

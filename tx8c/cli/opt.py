@@ -40,7 +40,7 @@ from tx8c.ir import (
     IRTextError,
     check_ir_text,
     check_static_shapes,
-    decode_string_attributes,
+    parse_guarded,
     read_ir_file,
 )
 
@@ -136,19 +136,13 @@ class Tx8cOptMain(xDSLOptMain):
     def parse_text(self, chunk: str, name: str, line_offset: int) -> ModuleOp:
         # leading newlines make every position the file's own
         check_ir_text("\n" * line_offset + chunk, name)
+        parser = Parser(self.ctx, chunk, name)
         try:
-            module = Parser(self.ctx, chunk, name).parse_module(
-                not self.args.no_implicit_module
-            )
+            module = parse_guarded(
+                lambda: parser.parse_module(not self.args.no_implicit_module), name)
         except ParseError as e:
             e.span = dataclasses.replace(e.span, line_offset=line_offset)
             raise
-        except RecursionError:
-            raise IRTextError(
-                f"{name}: the IR is nested too deeply to parse (more regions or attributes "
-                "inside one another than tx8c reads)."
-            ) from None
-        decode_string_attributes(module)
         self.read_constants(module, name)
         return module
 

@@ -4,41 +4,8 @@ Every hardware number lives in `tx8c.target.config`; `tx8c.target.mem_layout` tu
 shape, dtype and mem_layout into sizes, addresses and bytes.
 """
 
+from tx8c.target import mem_layout
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
-from tx8c.target.mem_layout import (
-    LayoutPlan,
-    StorageType,
-    UnsupportedDTypeError,
-    address_map,
-    batch_end,
-    batch_start,
-    byte_size,
-    element_address,
-    layout_plan,
-    nhwc_view,
-    pack,
-    resolve_dtype,
-    resolve_layout,
-    stored_bytes,
-    unpack,
-)
+from tx8c.target.mem_layout import *  # noqa: F403 (the layout functions, re-exported)
 
-__all__ = [
-    "DEFAULT_CONFIG",
-    "LayoutPlan",
-    "StorageType",
-    "TX8Config",
-    "UnsupportedDTypeError",
-    "address_map",
-    "batch_end",
-    "batch_start",
-    "byte_size",
-    "element_address",
-    "layout_plan",
-    "nhwc_view",
-    "pack",
-    "resolve_dtype",
-    "resolve_layout",
-    "stored_bytes",
-    "unpack",
-]
+__all__ = ["DEFAULT_CONFIG", "TX8Config", *mem_layout.__all__]

@@ -20,7 +20,7 @@ from tx8c.dialect.relabel import (
     relabel_families,
     split_relabel,
 )
-from tx8c.target.mem_layout import byte_size, pack, same_bytes
+from tx8c.target.mem_layout import address_map, byte_size, pack, same_bytes
 
 DTYPES = {f32: np.float32, f16: np.float16, bf16: ml_dtypes.bfloat16, i8: np.int8,
           i32: np.int32, i1: np.bool_}
@@ -175,3 +175,19 @@ def test_rank_views_are_relabels_in_both_families(shape, dtype) -> None:
     view = RankView(len(shape), (1,) if len(shape) == 3 else (0,))
     m = ViewMap.reshape(shape, view.shape(shape))
     assert relabel_families(m, dtype) == packed_families(m, dtype) == {True, False}
+
+
+LAYOUTS = ["Cx", "NCx", "NTensor", "Tensor"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.lists(st.integers(1, 70), min_size=1, max_size=4),
+       layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+       dtype=st.sampled_from(list(DTYPES)))
+def test_same_bytes_of_one_shape_equals_comparing_every_address(shape, layouts, dtype) -> None:
+    """same_bytes on one shape in two layouts (the O(C) check of two plans of one view)
+    says what comparing every element's address says."""
+    source, result = (address_map(tuple(shape), dtype, layout) for layout in layouts)
+    expected = (byte_size(shape, dtype, layouts[0]) == byte_size(shape, dtype, layouts[1])
+                and np.array_equal(source, result))
+    assert same_bytes(shape, layouts[0], shape, layouts[1], dtype) == expected

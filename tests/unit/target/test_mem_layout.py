@@ -20,8 +20,6 @@ from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 from tx8c.target.mem_layout import (
     UnsupportedDTypeError,
     address_map,
-    batch_end,
-    batch_start,
     byte_size,
     element_address,
     layout_plan,
@@ -35,6 +33,14 @@ LAYOUTS = ("Tensor", "NTensor", "Cx", "NCx")
 FLOATS = ("f32", "tf32", "f16", "bf16")
 ALL_DTYPES = ("f32", "tf32", "f16", "bf16", "i8", "ui8", "i1", "i16", "i32", "i64", "f64")
 NP_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def batch_start(n, *layout_args):
+    return layout_plan(*layout_args).batch_start(n)
+
+
+def batch_end(n, *layout_args):
+    return layout_plan(*layout_args).batch_end(n)
 
 
 def _random(shape, dtype, rng) -> np.ndarray:

@@ -54,13 +54,29 @@ def _check_epsilon(op: Tx8beOp) -> None:
         raise op.fail(f"epsilon must be non-negative, got {op.attr('epsilon')}")
 
 
+class _NormFamilyOp(Tx8beOp):
+    """What every op of this file shares: the result has the input's type, and the layout
+    rule of the family (module docstring)."""
+
+    OP_ATTR: ClassVar[dict] = {"align_mode": AlignMode.BOTH}
+
+    def infer_shapes(self) -> list[TensorType]:
+        return [self.operands[0].type]
+
+    def query_op_attr(self):
+        return self.op_attr(**self.OP_ATTR)
+
+    infer_layout = keep_operand_layout
+    infer_operand_layouts = fit_to_operands
+
+
 # --------------------------------------------------------------------------------------
 # BatchNorm_Inference
 # --------------------------------------------------------------------------------------
 
 
 @tx8be_op
-class BatchNormInferenceOp(Tx8beOp):
+class BatchNormInferenceOp(_NormFamilyOp):
     """Batch normalisation with stored statistics (ONNX BatchNormalization, inference).
 
     `output = (input - mean) / sqrt(variance + epsilon) * scale + offset`, where scale,
@@ -74,6 +90,7 @@ class BatchNormInferenceOp(Tx8beOp):
     """
 
     name = "tx8be.BatchNorm_Inference"
+    OP_ATTR: ClassVar[dict] = {"align_mode": AlignMode.ALIGN, "need_preset_to_npu": True}
     OPERANDS: ClassVar[tuple[str, ...]] = ("input", "scale", "offset", "mean", "variance")
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = (0,)
@@ -106,16 +123,6 @@ class BatchNormInferenceOp(Tx8beOp):
                 f"scale, offset, mean and variance must share the input's element type "
                 f"({types[0]}) or f32, got {', '.join(types[1:])}"
             )
-
-    def infer_shapes(self) -> list[TensorType]:
-        return [self.operands[0].type]
-
-    def query_op_attr(self):
-        return self.op_attr(align_mode=AlignMode.ALIGN, need_preset_to_npu=True)
-
-    # layout rule of the family (module docstring)
-    infer_layout = keep_operand_layout
-    infer_operand_layouts = fit_to_operands
 
     def permute_attributes(self, perm):
         """The channel axis moves with the data; the 1-D parameters stay."""
@@ -167,7 +174,7 @@ def _check_affine(op: Tx8beOp, axis: int, names: tuple[str, ...]) -> None:
             )
 
 
-class _LastDimsNorm(Tx8beOp):
+class _LastDimsNorm(_NormFamilyOp):
     """A normalisation over the dims axis..end of its input, with optional affine operands."""
 
     DTYPES: ClassVar[frozenset[str] | None] = FLOATS
@@ -177,16 +184,6 @@ class _LastDimsNorm(Tx8beOp):
         axis = _axis(self)
         _check_epsilon(self)
         _check_affine(self, axis, self.AFFINE)
-
-    def infer_shapes(self) -> list[TensorType]:
-        return [self.operands[0].type]
-
-    def query_op_attr(self):
-        return self.op_attr(align_mode=AlignMode.BOTH)
-
-    # layout rule of the family (module docstring)
-    infer_layout = keep_operand_layout
-    infer_operand_layouts = fit_to_operands
 
     def permute_attributes(self, perm):
         """Only when the normalised dims stay the trailing block (their order inside it
@@ -297,7 +294,7 @@ class RMSNormOp(_LastDimsNorm):
 
 
 @tx8be_op
-class SoftmaxOp(Tx8beOp):
+class SoftmaxOp(_NormFamilyOp):
     """`exp(x) / sum(exp(x))` along `axis` (default -1), like ONNX Softmax (opset >= 13).
 
     Computed as exp(x - max(x)) so that large inputs do not overflow.
@@ -311,16 +308,6 @@ class SoftmaxOp(Tx8beOp):
 
     def verify_op(self) -> None:
         _axis(self)
-
-    def infer_shapes(self) -> list[TensorType]:
-        return [self.operands[0].type]
-
-    def query_op_attr(self):
-        return self.op_attr(align_mode=AlignMode.BOTH)
-
-    # layout rule of the family (module docstring)
-    infer_layout = keep_operand_layout
-    infer_operand_layouts = fit_to_operands
 
     def permute_attributes(self, perm):
         """The one softmax axis moves with the data (any permutation)."""
