@@ -41,10 +41,19 @@ test: report-deps lint lit pytest
 EXAMPLES := build/examples
 DEMO_MODEL ?= residual_cnn
 
+DEMO_OUT := build/$(DEMO_MODEL)
+DEMO_INPUTS := $(EXAMPLES)/$(DEMO_MODEL).inputs.npz
+
+# compile (estimated and simulated latency, roofline bound) -> the C program built and
+# run on the example's inputs -> every stage, the cmodels and the C program vs ONNX Runtime
 demo: setup
-	$(BIN)/python examples/make_models.py $(EXAMPLES)
-	$(BIN)/tx8c compile $(EXAMPLES)/$(DEMO_MODEL).onnx -o build/$(DEMO_MODEL)
-	$(BIN)/tx8c compare $(EXAMPLES)/$(DEMO_MODEL).onnx
+	@$(BIN)/python examples/make_models.py --inputs $(EXAMPLES) $(DEMO_MODEL) >/dev/null
+	@echo "== 1. compile $(DEMO_MODEL).onnx for TX8 (16 tiles) =="
+	@$(BIN)/tx8c compile $(EXAMPLES)/$(DEMO_MODEL).onnx -o $(DEMO_OUT) --quiet
+	@echo "== 2. emit C, build it with the system C compiler, run it on $(DEMO_INPUTS) =="
+	@$(BIN)/tx8c run $(DEMO_OUT) --backend c --inputs $(DEMO_INPUTS) -o $(DEMO_OUT)/outputs_c.npz
+	@echo "== 3. compare with ONNX Runtime on the same inputs =="
+	@$(BIN)/tx8c compare $(EXAMPLES)/$(DEMO_MODEL).onnx --inputs $(DEMO_INPUTS) --summary --quiet
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -53,6 +53,7 @@ def row(path: str, functional: bool) -> tuple[dict, list[dict]]:
         run_program(program, module, ordered, container)
         run_s = time.perf_counter() - start
     estimate = sum(timing.group_estimates.values())
+    piped, deep = pipeline_quality(module)
     groups = [{"group": g, "estimate": timing.group_estimates[g], "simulated": c,
                "ratio": timing.group_estimates[g] / c if c else 0.0}
               for g, c in timing.group_cycles.items()]
@@ -63,8 +64,22 @@ def row(path: str, functional: bool) -> tuple[dict, list[dict]]:
         "ratio": estimate / timing.cycles if timing.cycles else 0.0,
         "groups": len(groups), "groups_within_5pct": within,
         "ddr_peak": placement.peak, "ddr_bound": placement.lower_bound,
-        "timing_s": sim_s, "run_s": run_s,
+        "timing_s": sim_s, "run_s": run_s, "pipelined": piped, "long": deep,
     }, sorted(groups, key=lambda g: -abs(g["ratio"] - 1))[:3]
+
+
+def pipeline_quality(module) -> tuple[int, int]:
+    """(groups with >= 4 time steps whose estimate is within 1.10 x their busiest engine's
+    total cycles, groups with >= 4 time steps) - issue 11's pipeline criterion."""
+    from tx8c.analysis.ddr_tensors import main_body
+    from tx8c.codegen.lower import group_plan
+    from tx8c.dialect.ops.backend import GroupOp
+
+    plans = [group_plan(g) for g in main_body(module).ops
+             if isinstance(g, GroupOp) and g.attr("group_tag") == 0]
+    long = [p for p in plans if p.steps >= 4 and p.engines]
+    good = sum(p.cycles <= 1.10 * max(e.cycles for e in p.engines) for p in long)
+    return good, len(long)
 
 
 def main() -> None:
@@ -77,7 +92,7 @@ def main() -> None:
                                    if "_full" not in p)
     head = (f"{'model':<16} {'compile s':>9} {'instr':>7} {'estimate':>10} {'simulated':>10} "
             f"{'est/sim':>7} {'grp<=5%':>8} {'DDR peak/bound':>14} {'timing s':>8} "
-            f"{'run s':>7}")
+            f"{'run s':>7} {'pipe<=1.1':>9}")
     print(head)
     print("-" * len(head))
     worst = []
@@ -92,7 +107,7 @@ def main() -> None:
         print(f"{r['model']:<16} {r['compile_s']:9.1f} {r['instructions']:7d} "
               f"{r['estimate']:10d} {r['simulated']:10d} {r['ratio']:7.3f} "
               f"{r['groups_within_5pct']:>3d}/{r['groups']:<4d} {ddr:14.3f} "
-              f"{r['timing_s']:8.1f} {run}", flush=True)
+              f"{r['timing_s']:8.1f} {run} {r['pipelined']:>4d}/{r['long']:<4d}", flush=True)
         worst += [(r["model"], g) for g in bad]
     print("\nworst groups (estimate / simulated):")
     for model, g in sorted(worst, key=lambda x: -abs(x[1]["ratio"] - 1))[:12]:

@@ -601,10 +601,14 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    usage = f"usage: make_models.py OUTDIR [names...]\nmodels: {', '.join(MODELS)}"
+    usage = (f"usage: make_models.py [--inputs] OUTDIR [names...]\n"
+             f"  --inputs  also write NAME.inputs.npz (random inputs, seed 0) beside each\n"
+             f"models: {', '.join(MODELS)}")
     if args and args[0] in ("-h", "--help"):
         print(usage)
         return 0
+    with_inputs = "--inputs" in args
+    args = [a for a in args if a != "--inputs"]
     if not args:
         print(usage, file=sys.stderr)
         return 1
@@ -622,8 +626,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     outdir.mkdir(parents=True, exist_ok=True)
     for name in names:
         path = outdir / f"{name}.onnx"
-        onnx.save_model(MODELS[name](), path)
+        model = MODELS[name]()
+        onnx.save_model(model, path)
         print(f"wrote {path}")
+        if with_inputs:
+            from tx8c.frontend.onnx.runtime import random_inputs
+
+            inputs = outdir / f"{name}.inputs.npz"
+            np.savez(inputs, **random_inputs(model, seed=0))
+            print(f"wrote {inputs}")
     return 0
 
 

@@ -6,6 +6,7 @@ through JSON."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from functools import cache
 
 import numpy as np
@@ -77,6 +78,15 @@ def test_examples_equal_the_reference(name: str) -> None:
 def test_program_json_round_trip(name: str) -> None:
     _, program, _, _ = compiled(name)
     assert program_from_dict(json.loads(json.dumps(program.as_dict()))) == program
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_program_json_is_the_dataclass_dump(name: str) -> None:
+    """as_dict / to_json (written without dataclasses.asdict, for speed) give exactly what
+    asdict gives, so program.json's bytes do not depend on which one wrote it."""
+    _, program, _, _ = compiled(name)
+    assert program.as_dict() == asdict(program)
+    assert program.to_json() == json.dumps(asdict(program), separators=(",", ":"))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +53,16 @@ STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from tx8c.pipeline import gc_paused
+
+    # The collector is paused for the whole compile, not only the passes: lowering,
+    # simulating and writing JSON build millions of small objects beside the IR, and
+    # each full collection walks the IR again (ResNet-50: 2 s of 30).
+    with gc_paused():
+        return _compile(args)
+
+
+def _compile(args: argparse.Namespace) -> int:
     from tx8c.frontend.onnx.loader import parse_input_shapes
     from tx8c.ir import print_module
     from tx8c.pipeline import pipeline_spec
@@ -63,7 +75,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
     options = _options(args, shapes)
-    result = _import(args.model, shapes, progress)
+    clock = PhaseClock()
+    with clock("import"):
+        result = _import(args.model, shapes, progress)
     _set_target(result.module, target)
     stages = [("import", print_module(result.module))] if args.dump_ir_after_all else []
 
@@ -72,46 +86,57 @@ def cmd_compile(args: argparse.Namespace) -> int:
             stages.append((name, print_module(module)))
 
     records = _run_pipeline(result.module, options, progress, after_each)
-    program = _lower(result.module, progress)
-    consts_index = write_constants(out, result.module, options.opt_ddr)
-    report = {
-        "model": str(args.model),
-        "opset": result.opset,
-        "onnx_nodes": result.onnx_nodes,
-        "onnx_op_counts": dict(sorted(result.onnx_op_counts.items())),
-        "op_counts": _op_counts(result.module),
-        "pass_seconds": [{"pass": "import", "seconds": round(result.seconds, 6)}]
-        + [{"pass": r.name, "seconds": round(r.seconds, 6)} for r in records],
-        "options": {
-            "input_shapes": shapes,
-            "dump_ir_after_all": args.dump_ir_after_all,
-            "opt_level": options.opt_level,
-            "layout_strategy": options.layout_strategy,
-            "opt_ddr": options.opt_ddr,
-            "opt_group": options.opt_group,
-            "group_patterns": options.group_patterns,
-            "opt_barrier": options.opt_barrier,
-            "regroup": options.regroup,
-        },
-        "pipeline": pipeline_spec(options),
-        "layout": _layout_stats(result.module),
-        "layout_traffic": _layout_traffic(result.module),
-        "constants": constants_report(result.module, consts_index),
-        "groups": _group_stats(result.module),
-        "regroup": _regroup_stats(result.module),
-        "ddr": _ddr_stats(result.module),
-        "program": {"groups": len(program.groups), "instructions": program.instruction_count(),
-                    "ddr_bytes": program.ddr_bytes},
-        "simulation": _simulation(program, result.module, progress),
-        "slicing": _slicing_report(result.module),
-        "inputs": result.input_names,
-        "outputs": result.output_names,
-        "target": overrides_json(target),
-    }
-    out.add("model.mlir", print_module(result.module))
-    for i, (name, text) in enumerate(stages):
-        out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
-    out.add(PROGRAM_FILE, json.dumps(program.as_dict(), separators=(",", ":")) + "\n")
+    for r in records:
+        clock.add(r.stage, r.seconds)
+    with clock("lower"):
+        program = _lower(result.module, progress)
+    with clock("write-constants"):
+        consts_index = write_constants(out, result.module, options.opt_ddr)
+    with clock("simulate"):
+        simulation = _simulation(program, result.module, progress)
+    with clock("report"):
+        report = {
+            "model": str(args.model),
+            "opset": result.opset,
+            "onnx_nodes": result.onnx_nodes,
+            "onnx_op_counts": dict(sorted(result.onnx_op_counts.items())),
+            "op_counts": _op_counts(result.module),
+            "pass_seconds": [{"pass": "import", "seconds": round(result.seconds, 6)}]
+            + [{"pass": r.name, "seconds": round(r.seconds, 6)} for r in records],
+            "options": {
+                "input_shapes": shapes,
+                "dump_ir_after_all": args.dump_ir_after_all,
+                "opt_level": options.opt_level,
+                "layout_strategy": options.layout_strategy,
+                "opt_ddr": options.opt_ddr,
+                "opt_group": options.opt_group,
+                "group_patterns": options.group_patterns,
+                "opt_barrier": options.opt_barrier,
+                "regroup": options.regroup,
+            },
+            "pipeline": pipeline_spec(options),
+            "layout": _layout_stats(result.module),
+            "layout_traffic": _layout_traffic(result.module),
+            "constants": constants_report(result.module, consts_index),
+            "groups": _group_stats(result.module),
+            "regroup": _regroup_stats(result.module),
+            "ddr": _ddr_stats(result.module),
+            "program": {"groups": len(program.groups),
+                        "instructions": program.instruction_count(),
+                        "ddr_bytes": program.ddr_bytes},
+            "simulation": simulation,
+            "slicing": _slicing_report(result.module),
+            "inputs": result.input_names,
+            "outputs": result.output_names,
+            "target": overrides_json(target),
+        }
+    with clock("write-ir"):
+        out.add("model.mlir", print_module(result.module))
+        for i, (name, text) in enumerate(stages):
+            out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
+    with clock("write-program"):
+        out.add(PROGRAM_FILE, program.to_json() + "\n")
+    report["phase_seconds"] = clock.rounded()
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     if args.report:
         from tx8c.report.html import build_report
@@ -122,11 +147,35 @@ def cmd_compile(args: argparse.Namespace) -> int:
     written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
                         + (["report.html"] if args.report else []))
     progress(f"wrote {out.path}/{{{written}}}")
-    if not (args.quiet or args.json):
-        print(_latency_line(report["slicing"]))
+    if not args.json:  # --quiet silences the progress, not the result
+        print(_latency_line(report["slicing"], report["simulation"]))
     if args.json:
         print(json.dumps(report, indent=2))
     return 0
+
+
+class PhaseClock:
+    """Wall seconds of the phases of a compile, in the order they first ran: import,
+    the pipeline's stages (midend ... ddr, from the passes' records), lowering, the
+    constants file, simulation, the report's statistics and the output texts. What
+    `report.json` keeps as `phase_seconds` (writing the files to disk comes after)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+    @contextmanager
+    def __call__(self, phase: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(phase, time.perf_counter() - start)
+
+    def rounded(self) -> dict[str, float]:
+        return {phase: round(s, 6) for phase, s in self.seconds.items()}
 
 
 def _lower(module, progress):
@@ -279,13 +328,14 @@ def _slicing_report(module) -> dict:
     }
 
 
-def _latency_line(slicing: dict) -> str:
+def _latency_line(slicing: dict, simulation: dict) -> str:
     us = 1e6
     roof = slicing["roofline"]
     ratio = slicing["estimate_over_roofline"]
     return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
-            f"({len(slicing['groups'])} groups); roofline bound {roof['seconds'] * us:.1f} us "
-            f"({roof['bound_by']}-bound)"
+            f"({len(slicing['groups'])} groups), simulated (cmodel v2) "
+            f"{simulation['simulated_seconds'] * us:.1f} us; roofline bound "
+            f"{roof['seconds'] * us:.1f} us ({roof['bound_by']}-bound)"
             + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
 
 
@@ -487,11 +537,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         run_pipeline(result.module, options, after_each)
         rows.append(_cmodel_row(result.module, inputs, expected))
         advance(f"cmodel: {rows[-1]['verdict']}")
-    rows.append(_cmodel_v2_row(result.module, inputs, expected))
+    found: dict = {}
+    rows.append(_cmodel_v2_row(result.module, inputs, expected, found))
     progress(f"cmodel v2: {rows[-1]['verdict']}")
+    rows.append(_c_row(result.module, inputs, expected, found, progress))
+    progress(f"C: {rows[-1]['verdict']}")
     failed = [r for r in rows if r["verdict"] == "FAIL"]
     if args.json:
         print(json.dumps({"model": str(args.model), "stages": rows}, indent=2))
+    elif args.summary:
+        print(format_table(_summary_rows(rows)))
     else:
         print(format_table(rows))
     return EXIT_NUMERICS if failed else 0
@@ -571,20 +626,24 @@ def _cmodel_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
     return row
 
 
-def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
+def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray], found: dict) -> dict:
     """The lowered Program on the cmodel v2 (constants through the bytes of their DDR
     image) against onnxruntime, whether it equals the reference executor bit for bit,
-    and its simulated latency beside the estimate."""
-    from tx8c.sim.cmodel_v2 import run_cmodel_v2
+    and its simulated latency beside the estimate. `found` gets the Program, its
+    constants and the outputs (for the C row)."""
+    from tx8c.codegen.lower import lower_module
+    from tx8c.sim.cmodel_v2 import run_program
     from tx8c.sim.reference import input_names, main_function, run_reference
 
     constants = image_round_trip(module)
-    found = {}
 
     def cmodel_v2(module, inputs):
         if "outputs" not in found:
             ordered = [inputs[n] for n in input_names(main_function(module))]
-            found["outputs"], found["timing"] = run_cmodel_v2(module, ordered, constants)
+            found["program"] = lower_module(module, constants)
+            found["constants"], found["inputs"] = constants, ordered
+            found["outputs"], found["timing"] = run_program(found["program"], module,
+                                                            ordered, constants)
         return found["outputs"]
 
     row = _stage_row("cmodel v2", module, inputs, expected, cmodel_v2)
@@ -597,10 +656,66 @@ def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray]) -> dict:
     return row
 
 
+def _c_row(module, inputs: dict, expected: list[np.ndarray], found: dict,
+           progress: Progress) -> dict:
+    """The Program emitted as C, built with the system C compiler and run in a temporary
+    directory, against onnxruntime, and against the cmodel v2 (bit for bit, else the
+    worst cosine). Skipped, with the reason, when no C compiler exists."""
+    import tempfile
+    import time
+
+    from tx8c.codegen.c_backend import find_compiler, run_c
+    from tx8c.sim.cmodel_v2 import resolve_ops
+
+    if find_compiler() is None:
+        return {"stage": "C", "verdict": "SKIPPED",
+                "reason": "no C compiler found ($CC, cc, gcc or clang); install one to "
+                          "build and run the emitted C program"}
+    progress("building and running the C program")
+    program = found["program"]
+    with tempfile.TemporaryDirectory(prefix="tx8c-c-") as work:
+        start = time.perf_counter()
+        got = run_c(program, found["inputs"], found["constants"], work,
+                    resolve_ops(program, module))
+        seconds = time.perf_counter() - start
+    row = _stage_row("C", module, inputs, expected, lambda module, inputs: got)
+    row["c_seconds"] = round(seconds, 3)
+    row["equals_cmodel_v2"] = all(
+        g.tobytes() == v.tobytes() for g, v in zip(got, found["outputs"], strict=True))
+    if not row["equals_cmodel_v2"]:
+        from tx8c.cli.tensor_compare import verdict
+
+        row["cmodel_v2_cosine"] = min(verdict(v, g)[1]["cosine"]
+                                      for v, g in zip(found["outputs"], got, strict=True))
+    return row
+
+
+FINAL_ROWS = ("cmodel", "cmodel v2", "C")
+"""The rows after the pipeline's stages."""
+
+
+def _summary_rows(rows: list[dict]) -> list[dict]:
+    """The import row, the last stage's, one line for the stages between them and the
+    cmodel and C rows (`compare --summary`)."""
+    stages = [r for r in rows if r["stage"] not in FINAL_ROWS]
+    between = stages[1:-1]
+    verdicts = sorted({r["verdict"] for r in between})
+    note = {"stage": f"({len(between)} stages between)", "verdict": "SKIPPED",
+            "reason": "their verdicts: " + ", ".join(verdicts), "note": True}
+    return [stages[0], note, stages[-1], *[r for r in rows if r["stage"] in FINAL_ROWS]]
+
+
 def format_table(rows: list[dict]) -> str:
     head = f"{'stage':<34} {'cosine':>12} {'SQNR (dB)':>10} {'max abs err':>12}  verdict"
     lines = [head, "-" * len(head)]
     for r in rows:
+        if r.get("note"):
+            lines.append(f"{r['stage']:<34} {r['reason']}")
+            continue
+        if r["verdict"] == "SKIPPED":
+            lines.append(f"{r['stage']:<34} {'-':>12} {'-':>10} {'-':>12}  SKIPPED")
+            lines.append(f"  skipped: {r['reason']}")
+            continue
         lines.append(
             f"{r['stage']:<34} {r['cosine']:>12.8f} {r['sqnr_db']:>10.2f} "
             f"{r['max_abs_error']:>12.3e}  {r['verdict']}"
@@ -613,6 +728,11 @@ def format_table(rows: list[dict]) -> str:
             same = "bit-exact" if r["equals_reference"] else "NOT bit-exact"
             lines.append(f"  ({r['stage']} vs reference executor after the last stage: "
                          f"{same})")
+        if "equals_cmodel_v2" in r:
+            same = "bit-exact" if r["equals_cmodel_v2"] else \
+                f"not bit-exact, cosine {r['cmodel_v2_cosine']:.8f}"
+            lines.append(f"  (C program vs cmodel v2: {same}; emitted, built and run in "
+                         f"{r['c_seconds']:.1f} s)")
         if "simulated_cycles" in r:
             lines.append(f"  (simulated {r['simulated_cycles']} cycles, estimate "
                          f"{r['estimate_cycles']})")
@@ -763,6 +883,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")
+    m.add_argument("--summary", action="store_true",
+                   help="print the import row, the last stage, the cmodel and C rows, and "
+                   "one line for the stages between")
     m.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("report", help="write an HTML report of a compiled model")

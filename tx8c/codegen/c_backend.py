@@ -80,8 +80,15 @@ def run_c(program: Program, inputs: Sequence[np.ndarray], container, work_dir: s
     """The program's outputs computed by its emitted C program (module docstring).
     `container`: the ConstContainer of the program's constants (None: it has none)."""
     work = Path(work_dir)
-    sources = emit_c(program, work, ops)
-    executable = build(sources)
+    executable = build(emit_c(program, work, ops))
+    return execute(program, executable, inputs, container)
+
+
+def execute(program: Program, executable: Path, inputs: Sequence[np.ndarray],
+            container) -> list[np.ndarray]:
+    """Run the built C program of `program` in its directory: write constants.bin and
+    the inputs packed in their DDR layouts, run, unpack the outputs."""
+    work = executable.parent
     config = _config(program)
     (work / "constants.bin").write_bytes(constants_image(program, container))
     if len(inputs) != len(program.inputs):

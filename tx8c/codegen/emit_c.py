@@ -165,7 +165,12 @@ def _split_top(text: str) -> list[str]:
 
 
 def _ints(values: Sequence[int | str]) -> str:
-    return "{" + ", ".join(str(v) for v in values) + "}" if values else "{0}"
+    return "{" + ", ".join(_c_int(v) for v in values) + "}" if values else "{0}"
+
+
+def _c_int(v: int | str) -> str:
+    """An integer literal; INT64_MIN has none in C (its negation overflows)."""
+    return "INT64_MIN" if v == -2**63 else str(v)
 
 
 def _l_shape(whole: Sequence[int], window: Window) -> str:
@@ -252,11 +257,16 @@ class _TileWriter:
                              f"{list(window.shape)}")
         return _tsr(ref.dtype, ref.layout, "TX_SPM", ref.addr, whole, window)
 
-    def _operand(self, operand: Operand, whole) -> str:
+    def _operand(self, operand: Operand, whole, need: Window) -> str:
+        """An operand's TSR. One read in place from DDR (a Gather's table) is the window
+        the slice needs (`back_window`), not the whole tensor the Program names."""
         if isinstance(operand.ref, DdrRef):
             tensor = self.program.tensor(operand.ref.tensor)
+            if not operand.window.contains(need):
+                raise ValueError(f"a kernel needs {need} of DDR tensor {tensor.name}, "
+                                 f"which holds {operand.window}")
             return _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
-                        operand.window)
+                        need)
         return self._spm(operand.ref, whole, operand.window)
 
     def _kernel(self, group_id: int, index: int, kernel: Kernel) -> str:
@@ -271,7 +281,9 @@ class _TileWriter:
         name = self._name("k")
         whole_in = [tuple(v.type.get_shape()) for v in op.operands]
         whole_out = [tuple(r.type.get_shape()) for r in op.results]
-        ins = [self._operand(o, w) for o, w in zip(kernel.operands, whole_in, strict=True)]
+        needs = op.back_window(kernel.loops)
+        ins = [self._operand(o, w, n)
+               for o, w, n in zip(kernel.operands, whole_in, needs, strict=True)]
         outs, used = [], []
         for result, whole in zip(kernel.results, whole_out, strict=True):
             if result is None:  # nothing of it: a placeholder the kernel skips

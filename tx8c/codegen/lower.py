@@ -19,9 +19,10 @@ by step in the order `tx8c.slicing.steps.steps` gives - the same semantics
   a reduction cut in time accumulates into its buffer after its first piece;
 - a store node that runs: a `Dma` on lane "st" from the buffer holding the value to its
   window of the group's result tensor;
-- a reduction cut over tiles: when the owner's partial sum of an output window is
-  complete, one `NocReduce` per other tile of the share, after which the owner runs
-  what follows the reduction.
+- a reduction cut over tiles: the partial sums of an output window meet along a binary
+  tree (`tx8c.slicing.steps.reduce_tree`): when a tile's own partial is complete, one
+  `NocReduce` per child, round by round, adds the child's (complete) partial into it;
+  the owner, the root, then runs what follows the reduction.
 
 Buffer copies rotate as the SPM allocation assumed (`tx8c.slicing.evaluate.lifetimes`):
 the k-th run of a producer writes copy k mod copies (for a partial sum, the k-th output
@@ -64,7 +65,7 @@ from tx8c.interfaces.traits import ReadsConstContainer
 from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
-from tx8c.slicing.steps import Tile, downstream_of, steps, tiles
+from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
 
 PLAN_ATTR = "tx8c.plan"
@@ -192,11 +193,11 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
     shares = tiles(spec, plan.candidate, config)
     lowering = GroupLowering(spec, plan, names, op_index, config, gid)
-    # tiles that are not the owner of their share first: the owner's NocReduce names
-    # the instruction after which each of their partial sums is complete
+    # leaves of the reduction tree first: a tile's NocReduce names the instruction of
+    # its source after which the source's partial sum is complete
     done: dict[int, tuple[Instruction, ...]] = {}
-    for tile in sorted(shares, key=lambda t: t.owner):
-        done[tile.index] = lowering.tile(tile, shares)
+    for tile in sorted(shares, key=lambda t: -t.index):
+        done[tile.index] = lowering.tile(tile)
     programs = tuple(TileProgram(t.index, done[t.index]) for t in shares if done[t.index])
     return GroupProgram(gid, bool(group.attr("need_barrier")), programs, plan.cycles)
 
@@ -253,15 +254,18 @@ class GroupLowering:
         self.late = downstream_of(spec, cut.node) if cut is not None else set()
         self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
         self.starts, self.period = frame_schedule(spec, plan.candidate, config)
+        self.children = reduce_tree(tiles(spec, plan.candidate, config))
 
     # -- one tile ------------------------------------------------------------------------
-    def tile(self, tile: Tile, shares: list[Tile]) -> tuple[Instruction, ...]:
+    def tile(self, tile: Tile) -> tuple[Instruction, ...]:
         """The tile's instructions, generated step by step in node order (the order of
         the values' semantics), then ordered by the time the schedule gives each
         (`evaluate.frame_schedule`: (step + stage) * period + start in the frame)."""
         state = _TileState()
         keys = []
-        for step in steps(self.spec, self.plan.candidate, tile, self.config):
+        walk = steps(self.spec, self.plan.candidate, tile, self.config)
+        for step, after in zip(walk, [*walk[1:], None], strict=True):
+            complete = after is None or after.first_piece  # the partial sum, if any
             for node in self.spec.nodes:
                 if not step.runs[node.index] or node.kind == "ddr":
                     continue  # a constant left in DDR: its readers fetch it themselves
@@ -273,8 +277,8 @@ class GroupLowering:
                     self._store(node, loops, state, step.index)
                 else:
                     self._kernel(node, loops, state, step)
-                if node.index == self.reduce_node:
-                    self._after_reduce(node, loops, tile, shares, state, step)
+                if node.index == self.reduce_node and complete:
+                    self._after_reduce(node, loops, tile, state, step)
                 at = ((step.index + self.plan.stages[node.index]) * self.period
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]
@@ -365,24 +369,23 @@ class GroupLowering:
         return Operand(spm, window)
 
     # -- reductions over tiles -------------------------------------------------------------
-    def _after_reduce(self, node: Node, loops: Window, tile: Tile, shares, state, step):
-        if self.plan.candidate.reduce is None or tile.reduce is None:
+    def _after_reduce(self, node: Node, loops: Window, tile: Tile, state, step):
+        """The tile's partial sum of this output window is complete: add its children's
+        partials into it (each complete by then: children are lowered first), and, on
+        a tile that is not the owner, remember the instruction after which its own
+        partial is complete."""
+        if tile.reduce is None:
             return
         window = node.slicer.result_windows(loops)[0]
-        ref = ValueRef(node.index, 0)
-        if not tile.owner:
-            self.partials[(tile.index, window)] = (state.where[ref][0], len(state.out) - 1)
-            return
-        if not (any(step.runs[n] for n in self.late) or not self.late):
-            return  # the partial sum of this window is not complete yet
-        target = state.where[ref][0]
+        target = state.where[ValueRef(node.index, 0)][0]
         combine = node.slicer.combine.value
-        for other in shares:
-            if other is tile or other.anchor != tile.anchor or other.owner:
-                continue
-            found = self.partials.get((other.index, window))
+        for child in self.children[tile.index]:
+            found = self.partials.get((child, window))
             if found is None:
-                continue
+                raise LoweringError(f"group {self.gid}: tile {child} has no partial sum "
+                                    f"of {window} for tile {tile.index} to reduce")
             source, after = found
-            state.out.append(NocReduce("noc", other.index, source, target, combine, after,
+            state.out.append(NocReduce("noc", child, source, target, combine, after,
                                        step.index))
+        if not tile.owner:
+            self.partials[(tile.index, window)] = (target, len(state.out) - 1)

@@ -58,7 +58,7 @@ from tx8c.codegen.program import DdrRef, Dma, Kernel, NocReduce, Program, SpmRef
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import ct_elements_per_cycle, cycles
+from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
 from tx8c.target.mem_layout import address_map, byte_size, pack, resolve_dtype, unpack
 
 SCRATCH = 0xA5
@@ -389,11 +389,6 @@ class CModelV2:
 # --------------------------------------------------------------------------------------
 
 
-def _hops(a: int, b: int, config: TX8Config) -> int:
-    return abs(a % config.mesh_x - b % config.mesh_x) + abs(a // config.mesh_x -
-                                                            b // config.mesh_x)
-
-
 class _Simulation:
     def __init__(self, model: CModelV2):
         self.model = model
@@ -452,12 +447,8 @@ class _Simulation:
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=took)
         source = (ins.source_tile, *self._ref_range(ins.source))
         target = (tile, *self._ref_range(ins.target))
-        nbytes = target[2] - target[1]
-        elements = nbytes // max(1, resolve_dtype(ins.target.dtype).itemsize)
-        took = (_hops(ins.source_tile, tile, config) * config.noc_hop_cycles
-                + -(-nbytes // config.noc_bytes_per_cycle)
-                + -(-elements // ct_elements_per_cycle(ins.target.dtype, config))
-                + config.kernel_issue_cycles)
+        took = noc_transfer_cycles(target[2] - target[1], ins.target.dtype,
+                                   mesh_hops(ins.source_tile, tile, config), config)
         return _Op(gid, g, tile, index, ins, "noc", [source, target], [target], fixed=took)
 
     def _address_deps(self, ids: list[int]) -> None:

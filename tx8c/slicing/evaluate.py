@@ -12,11 +12,20 @@ inner loops is loaded once per outer iteration (hoisted).
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
 steps: loads of step i+2, computes of step i+1 and stores of step i share a frame (three
-stages, multi-buffered). The estimate is the classic pipeline formula: the latency of
-the first step plus (steps - 1) periods, a period being the busiest engine's work per step
-or the critical path of one step's compute stage, whichever is longer (the seed's
-Repeat node: every steady frame is alike). A candidate may also run unpipelined: each
-step alone, single-buffered.
+stages, multi-buffered). One frame's list schedule (`frame_times`) gives each node its
+start in the frame; a node run at step s happens at (s + stage) * period + start, the
+order the lowering gives each lane's instructions. A candidate may also run
+unpipelined: each step alone, single-buffered.
+
+**Estimate.** The cycles are an event-driven run of that order on one tile (`estimate`):
+an instruction starts when its lane is free, its operands are written and the buffer
+copy it overwrites was read; every busy tile does the same at the same time, so a DMA
+streams at the DDR bandwidth divided among all the streams of the chip at that moment
+and pays its setup alone; the schedule's repeating unit is extrapolated beyond
+`EXACT_STEPS` steps (the seed's Repeat node). Departs from the seed, whose Estimate sums
+the frames of the pipeline: frames are not alike where the DDR is shared between loads
+and stores or a hoisted weight fills the pipeline, and the closed form missed both
+(measured against cmodel v2: bench/bench_cmodel.py).
 
 **SPM.** Buffers are values (a node's result), scratch (`imm_bytes`) and the partial
 sums received over the NoC; a multi-buffered value has one copy per stage it spans. The
@@ -30,6 +39,7 @@ is rejected, never truncated.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -39,10 +49,10 @@ from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
-from tx8c.slicing.propagate import Infeasible, check_cuts, propagate
-from tx8c.slicing.steps import anchor_granules, downstream_of, tiles
+from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
+from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import cycles, noc_reduce_cycles
+from tx8c.target.cost import cycles, ddr_bytes_per_cycle, mesh_hops, noc_transfer_cycles
 from tx8c.target.mem_layout import byte_size
 
 LANES = ("ld", "ne", "ct", "tdma", "noc", "st")
@@ -220,29 +230,9 @@ def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
 
 
 def _largest(spec, samples):
-    slice_shapes: list[tuple[int, ...] | None] = [None] * len(spec.nodes)
-    values: dict[ValueRef, tuple[int, ...]] = {}
-    results: dict[ValueRef, tuple[int, ...]] = {}
-
-    def grow(table, key, shape):
-        old = table.get(key)
-        table[key] = shape if old is None else tuple(max(a, b) for a, b in zip(old, shape,
-                                                                              strict=True))
-
-    for w in samples:
-        for n in spec.nodes:
-            loop = w.loops[n.index]
-            if loop is None:
-                continue
-            shape = loop.shape
-            slice_shapes[n.index] = shape if slice_shapes[n.index] is None else tuple(
-                max(a, b) for a, b in zip(slice_shapes[n.index], shape, strict=True))
-            for r, out in enumerate(n.slicer.result_windows(loop)):
-                if out is not None:
-                    grow(results, ValueRef(n.index, r), out.shape)
-        for ref, window in w.values.items():
-            grow(values, ref, window.shape)
-    return slice_shapes, values, results
+    """Per node, result and value read, the largest shape over the samples (computed in
+    `propagate.largest_shapes`, which keeps each sample's shapes with its windows)."""
+    return largest_shapes(spec, samples)
 
 
 def _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, origin, propagate
@@ -358,11 +348,20 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
         if shape is not None:
             nbytes = window_bytes(shape, node.results[0], config)
             late = [split.counts[i] for i in downstream_of(spec, node.index)]
-            took = noc_reduce_cycles(nbytes, node.results[0].dtype,
-                                     math.prod(cand.reduce.sharding), config)
+            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
             out.append(Task(node.index, "noc", took, max(late, default=1),
                             stage[node.index] if cand.pipelined else 0))
     return out
+
+
+def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
+                 config: TX8Config) -> int:
+    """The NoC rounds of a partial sum on the slowest owner of the reduction tree
+    (`steps.reduce_tree`): one transfer and add per child, at its mesh distance (a
+    child's own rounds run beside the owner's earlier ones)."""
+    children = reduce_tree(tiles(spec, cand, config))
+    return max((sum(noc_transfer_cycles(nbytes, dtype, mesh_hops(t, c, config), config)
+                    for c in kids) for t, kids in children.items()), default=0)
 
 
 def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int]:
@@ -389,46 +388,193 @@ def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int
     return stage
 
 
-def _chain(spec: GroupSpec, ts: list[Task], weight) -> int:
-    """The length of one step's schedule of `ts` (list scheduling: a task starts when its
-    lane is free and the tasks it reads have finished)."""
-    done: dict[int, float] = {}
-    free: dict[str, float] = {}
-    end = 0.0
-    for t in sorted(ts, key=lambda t: (t.stage, t.node, t.lane)):
-        node = spec.nodes[t.node]
-        ready = max((done.get(r.node, 0.0) for r in node.inputs if not r.is_input),
-                    default=0.0)
-        start = max(ready, free.get(t.lane, 0.0))
-        finish = start + t.cycles * weight(t)
-        free[t.lane] = finish
-        done[t.node] = max(done.get(t.node, 0.0), finish)
-        end = max(end, finish)
-    return math.ceil(end)
+@dataclass(frozen=True)
+class Schedule:
+    """What the estimate knows of a candidate's schedule beside its tasks: the steps of
+    a tile, the tiles streaming from DDR at once, which nodes run at the end of their
+    steps (stores and what follows a reduction: after the last piece), and per buffer
+    its producer, readers and copies (`accumulate`: the partial sum's producer, whose
+    copy advances once per `pieces` steps)."""
+
+    steps: int
+    tiles: int
+    late: frozenset[int]
+    buffers: tuple[tuple[int, tuple[int, ...], int], ...]
+    """(producer node, reader nodes, copies) per value buffer."""
+    accumulate: tuple[int, int] | None = None
+    owners: int = 0
+    """Tiles that run the late nodes (a reduction cut over tiles: one per share; 0: all
+    `tiles`)."""
 
 
-def estimate(spec: GroupSpec, ts: list[Task], steps: int, pipelined: bool
+EXACT_STEPS = 12
+"""Steps the estimate simulates one by one before it extrapolates (see `estimate`)."""
+
+
+def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
              ) -> tuple[int, dict[str, int]]:
-    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel,
-    which the ld and st lanes share)."""
-    busy = {lane: sum(t.cycles * t.count for t in ts if t.lane == lane) for lane in LANES}
-    busy["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
-    first = _chain(spec, ts, lambda t: 1)
-    if steps <= 1:
-        return first, busy
+    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel).
 
-    def later(t: Task) -> float:  # a task's share of each step after the first
-        return (t.count - 1) / (steps - 1)
+    The tile's instructions run as the lowering orders them (`frame_times`: step + stage
+    periods plus the start in the frame) on their lanes, each lane in that order, an
+    instruction starting when its lane is free, its operands are written and the buffer
+    copy it overwrites has been read by the run `copies` earlier (`simulate_tile`).
+    Every busy tile runs the same schedule at the same time, so a DMA streams at the
+    DDR bandwidth shared by the tiles times this tile's streams at that moment (a load
+    beside a store gets half) and pays its setup alone. The schedule repeats every
+    `unit` steps (the steps of the innermost dims a hoisted node does not depend on):
+    beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
+    the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
+    steps = schedule.steps
+    repeats = [t.count for t in ts if 1 < t.count]
+    unit = steps // min(repeats) if repeats else steps
+    short = max(1, -(-EXACT_STEPS // unit))
+    if (short + 1) * unit >= steps:
+        total, busy = simulate_tile(spec, ts, schedule, config, steps)
+    else:
+        t1, b1 = simulate_tile(spec, ts, schedule, config, short * unit)
+        t2, b2 = simulate_tile(spec, ts, schedule, config, (short + 1) * unit)
+        more = steps // unit - short - 1
+        total = t2 + more * (t2 - t1)
+        busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
+                for lane in b2}
+    out = {lane: math.ceil(busy.get(lane, 0.0)) for lane in LANES}
+    out["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
+    return math.ceil(total), out
 
-    if not pipelined:
-        return first + math.ceil((steps - 1) * _chain(spec, ts, later)), busy
-    per_lane = max(sum(t.cycles * later(t) for t in ts if t.lane == lane) for lane in LANES)
-    ddr = sum(t.ddr * later(t) for t in ts)
-    last = max(t.stage for t in ts)
-    compute = max((_chain(spec, [t for t in ts if t.stage == s], later)
-                   for s in range(1, last)), default=0)
-    period = max(per_lane, ddr, compute)
-    return first + math.ceil((steps - 1) * period), busy
+
+def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
+    """Whether task `t` runs at `step`: a node that runs `count` times runs at the first
+    of every steps / count steps, a late one (stores, after a reduction) at the last."""
+    every = steps // max(1, t.count)
+    if t.lane == "noc" or t.node in late:
+        return step % every == every - 1
+    return step % every == 0
+
+
+def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
+                  count: int) -> tuple[float, dict[str, float]]:
+    """The finish time and the busy time per lane of the first `count` steps of one
+    tile (see `estimate`)."""
+    starts, _, period = frame_times(spec, ts)
+    home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
+    for b, (_, readers, copies) in enumerate(schedule.buffers):
+        for u in readers:
+            home.setdefault(u, []).append((b, copies))
+    writes = {}
+    for b, (node, _, copies) in enumerate(schedule.buffers):
+        writes.setdefault(node, []).append((b, copies))
+    pieces = schedule.accumulate[1] if schedule.accumulate else 1
+    acc_node = schedule.accumulate[0] if schedule.accumulate else -1
+    order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
+    lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
+    tiles, owners = schedule.tiles, schedule.owners or schedule.tiles
+    latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
+    runs: dict[int, int] = {}  # node -> buffer copy index of its last run
+    readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
+    for step in range(count):
+        for t in order:
+            if not _runs(t, step, schedule.steps, schedule.late):
+                continue
+            i = len(lane)
+            need = [latest[r.node] for r in spec.nodes[t.node].inputs
+                    if not r.is_input and r.node in latest]
+            if t.lane == "noc":
+                need.append(latest[t.node])
+            else:
+                for b, _ in home.get(t.node, ()):
+                    run = runs.get(schedule.buffers[b][0], 0)
+                    readers.setdefault((b, run), []).append(i)
+                run = runs.get(t.node, -1) + 1
+                if t.node == acc_node:
+                    run = step // pieces if pieces > 1 else run
+                for b, copies in writes.get(t.node, ()):
+                    need += readers.pop((b, run - copies), [])
+                runs[t.node] = run
+            latest[t.node] = i
+            lane.append(t.lane)
+            at = (step + t.stage) * period + starts.get(t.node, 0)
+            key.append((at, t.node, i))
+            setup = t.cycles - t.ddr if t.ddr else t.cycles
+            fixed.append(setup)
+            stream.append(t.ddr)
+            deps.append(need)
+            streams.append(owners if t.lane == "noc" or t.node in schedule.late else tiles)
+    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config)
+
+
+def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config
+               ) -> tuple[float, dict[str, float]]:
+    """Run instructions on their lanes (in `key` order per lane) with their
+    dependencies; a streaming instruction's `stream` cycles are at the tile's full
+    DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
+    `streams[i]` tiles stream like instruction i at once."""
+    n = len(lane)
+    users: list[list[int]] = [[] for _ in range(n)]
+    waiting = [0] * n
+    for i, need in enumerate(deps):
+        for d in set(need):
+            users[d].append(i)
+            waiting[i] += 1
+    queues: dict[str, list[int]] = {}
+    for i in sorted(range(n), key=key.__getitem__):
+        queues.setdefault(lane[i], []).append(i)
+    pos = dict.fromkeys(queues, 0)
+    free = dict.fromkeys(queues, True)
+    share = min(float(config.lsu_bytes_per_cycle), ddr_bytes_per_cycle(config) / tiles)
+    began = [0.0] * n
+    busy: dict[str, float] = {}
+    timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
+    streaming: dict[int, float] = {}
+    now, done = 0.0, 0
+
+    def start_ready() -> None:
+        for name, items in queues.items():
+            if not free[name] or pos[name] >= len(items) or waiting[items[pos[name]]]:
+                continue
+            i = items[pos[name]]
+            pos[name] += 1
+            free[name] = False
+            began[i] = now
+            heapq.heappush(timers, (now + fixed[i], i))
+
+    def finish(i: int) -> None:
+        nonlocal done
+        free[lane[i]] = True
+        busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
+        for u in users[i]:
+            waiting[u] -= 1
+        done += 1
+
+    start_ready()
+    while done < n:
+        rate = 0.0
+        if streaming:  # each stream's share of the DDR, in full-share cycles per cycle
+            chip = sum(streams[i] for i in streaming)
+            rate = min(float(config.lsu_bytes_per_cycle),
+                       ddr_bytes_per_cycle(config) / chip) / share
+        then = timers[0][0] if timers else math.inf
+        if streaming:
+            then = min(then, now + min(streaming.values()) / rate)
+        if then == math.inf:  # the lowering's order would deadlock the same way
+            stuck = [items[pos[name]] for name, items in queues.items()
+                     if pos[name] < len(items)]
+            raise RuntimeError(f"the schedule deadlocks: instructions {stuck} wait for "
+                               "ones their lanes run later")
+        for i in streaming:
+            streaming[i] -= rate * (then - now)
+        now = then
+        for i in [i for i, left in streaming.items() if left <= 1e-6]:
+            del streaming[i]
+            finish(i)
+        while timers and timers[0][0] <= now:
+            i = heapq.heappop(timers)[1]
+            if stream[i] > 0 and i not in streaming:
+                streaming[i] = float(stream[i])
+            else:
+                finish(i)
+        start_ready()
+    return now, busy
 
 
 # --------------------------------------------------------------------------------------
@@ -487,8 +633,9 @@ def spm_buffers(spec: GroupSpec, split: Split, ts: list[Task], config: TX8Config
 
 def _inplace_owner(spec, node, ref, users, split, config) -> ValueRef | None:
     """The value whose buffer an in-place result takes: operand 0, when it is computed
-    in the group, read by this node only, and no smaller."""
-    if not node.inplace or node.kind != "compute" or not node.inputs:
+    in the group, read by this node only, and no smaller (result 0 only: the lowering
+    writes a node's other results to buffers of their own)."""
+    if not node.inplace or node.kind != "compute" or not node.inputs or ref.index:
         return None
     operand = node.inputs[0]
     if operand.is_input or node.from_ddr[0] or len(users[operand.node]) != 1:
@@ -530,7 +677,10 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
         every = max(1, steps // max(1, count))
         per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
         runs = 0
-        for step in range(0, unroll, every):
+        # every copy gets a run (a hoisted value reloaded every `every` steps may
+        # recur only after the stretch)
+        runs_seen = max(-(-unroll // every), copies + 1)
+        for step in range(0, min(steps, runs_seen * every), every):
             begin = (step + producer.stage) * period + starts[v.node]
             readers = [u for u in v.readers if u in task_of] or [v.node]
             last_step = step + every - 1
@@ -639,7 +789,6 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if split.tiles > config.tiles_per_chip:
         raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
     ts = tasks(spec, cand, split, config)
-    total, busy = estimate(spec, ts, split.steps, cand.pipelined)
     values = spm_buffers(spec, split, ts, config)
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
@@ -648,6 +797,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
+    total, busy = estimate(spec, ts, schedule_of(spec, cand, split, values, buffers), config)
     placed = None
     if allocate_spm:
         try:
@@ -677,6 +827,24 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
                       if busy[lane]),
         ddr_bytes=ddr_bytes,
     )
+
+
+def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
+                buffers: list[Buffer]) -> Schedule:
+    """The estimate's view of a candidate's steps and buffers (`Schedule`)."""
+    late = {n.index for n in spec.nodes if n.kind == "store"}
+    if cand.reduce is not None:
+        late |= downstream_of(spec, cand.reduce.node)
+    copies: dict[str, int] = {}
+    for b in buffers:
+        name = b.name.rsplit("#", 1)[0]
+        copies[name] = copies.get(name, 0) + 1
+    owners = 0
+    if cand.reduce is not None:
+        owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
+    return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
+        (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
+        accumulating(cand), owners)
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

@@ -26,18 +26,23 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine
-from tx8c.interfaces.sharding import Slicer
+from tx8c.interfaces.sharding import Slicer, cached_field
 from tx8c.ir_utils import stored_layout
 
 
-@dataclass(frozen=True)
-class ValueRef:
+class ValueRef(NamedTuple):
     """A value of the group: result `index` of node `node`, or group input `index` when
-    `node` is -1."""
+    `node` is -1.
+
+    A named tuple rather than a frozen dataclass: the search hashes and builds millions
+    of them (window tables are keyed by them), and a tuple's hash and equality run in C.
+    Same hash as the dataclass had (the hash of its fields' tuple), so sets of them
+    iterate in the same order; the same repr."""
 
     node: int
     index: int
@@ -107,6 +112,12 @@ class GroupSpec:
                   for n in self.nodes),
             self.inputs, self.outputs, self.anchor,
         )
+
+    @cached_field
+    def result_refs(self) -> tuple[tuple[ValueRef, ...], ...]:
+        """For each node, the refs of its results."""
+        return tuple(tuple(ValueRef(n.index, r) for r in range(len(n.results)))
+                     for n in self.nodes)
 
     def users(self) -> list[list[tuple[int, int]]]:
         """For each node, the (node, operand index) pairs that read one of its results."""

@@ -91,6 +91,28 @@ def tiles(spec: GroupSpec, cand: Candidate, config) -> list[Tile]:
     return out
 
 
+def reduce_tree(shares: list[Tile]) -> dict[int, list[int]]:
+    """The binary tree a reduction cut over tiles sums its partials along: per tile, the
+    tiles whose partial it adds into its own, round by round. The tiles of one anchor
+    window in index order are positions 0 (the owner) to n - 1; in round r the tile at
+    a position p that is a multiple of 2^(r+1) receives from p + 2^r, so the owner
+    holds the sum after ceil(log2(n)) rounds (seed 003 does not say how partials meet;
+    a tree takes log2(n) rounds where summing at the owner takes n - 1)."""
+    members: dict[Window, list[int]] = {}
+    for t in shares:
+        if t.reduce is not None:
+            members.setdefault(t.anchor, []).append(t.index)
+    children: dict[int, list[int]] = {t.index: [] for t in shares}
+    for group in members.values():
+        group.sort()
+        step = 1
+        while step < len(group):
+            for p in range(0, len(group) - step, 2 * step):
+                children[group[p]].append(group[p + step])
+            step *= 2
+    return children
+
+
 def _step_windows(tile: Tile, cand: Candidate, granules) -> Iterator[tuple[Window, Window | None]]:
     per_dim = [piece_bounds(hi - lo, s, g)
                for (lo, hi), s, g in zip(tile.anchor.pairs(), cand.split, granules,

@@ -23,7 +23,7 @@ marked "chosen default" in `tx8c.target.config` are not published and stay param
   parameter registers).
 - **NoC** (cross-tile reduction of partial sums): a binary tree over the tiles,
   ceil(log2(tiles)) rounds; a round sends the partial (`noc_bytes_per_cycle` per link,
-  `noc_hop_cycles` per hop) and adds it on the CT.
+  `noc_hop_cycles` per mesh hop) and adds it on the CT (`noc_transfer_cycles`).
 """
 
 from __future__ import annotations
@@ -109,16 +109,30 @@ def dma_cycles(nbytes: int, config: TX8Config, streaming_tiles: int = 1,
     return config.dma_setup_cycles + math.ceil(nbytes / rate)
 
 
+def noc_transfer_cycles(nbytes: int, dtype: str, hops: int, config: TX8Config) -> int:
+    """One round of a NoC reduction between two tiles `hops` mesh hops apart: the partial
+    of `nbytes` in `dtype` crosses the links and the receiver adds it on its CT."""
+    elements = nbytes // resolve_dtype(dtype).itemsize
+    return (hops * config.noc_hop_cycles + _ceil_div(nbytes, config.noc_bytes_per_cycle)
+            + _ceil_div(elements, ct_elements_per_cycle(dtype, config))
+            + config.kernel_issue_cycles)
+
+
 def noc_reduce_cycles(nbytes: int, dtype: str, tiles: int, config: TX8Config) -> int:
     """A tree reduction of `nbytes` of partials in `dtype` over `tiles` tiles on the NoC:
-    ceil(log2(tiles)) rounds of a hop, the transfer and a CT add."""
+    ceil(log2(tiles)) rounds of a hop, the transfer and a CT add (tiles placed where a
+    round's partners are neighbours; `tx8c.slicing.evaluate` counts the real hops)."""
     if tiles <= 1 or nbytes <= 0:
         return 0
     rounds = math.ceil(math.log2(tiles))
-    elements = nbytes // resolve_dtype(dtype).itemsize
-    send = config.noc_hop_cycles + _ceil_div(nbytes, config.noc_bytes_per_cycle)
-    add = _ceil_div(elements, ct_elements_per_cycle(dtype, config))
-    return rounds * (send + add + config.kernel_issue_cycles)
+    return rounds * noc_transfer_cycles(nbytes, dtype, 1, config)
+
+
+def mesh_hops(a: int, b: int, config: TX8Config) -> int:
+    """Mesh hops between tiles `a` and `b` (tile i sits at column i % mesh_x, row
+    i // mesh_x)."""
+    return (abs(a % config.mesh_x - b % config.mesh_x)
+            + abs(a // config.mesh_x - b // config.mesh_x))
 
 
 # -- one slice ------------------------------------------------------------------------------

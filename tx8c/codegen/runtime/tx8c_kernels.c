@@ -432,8 +432,9 @@ void op_cast(const TxKernel *k, TxMachine *m, int32_t tile) {
 
 /* -- NE: Gemm and Conv (double accumulation, one rounding: exact_matmul) --------------- */
 
-/* Gemm. ip: trans_a, trans_b, bias (the slice adds the bias: first K piece);
- * fp: alpha, beta. a [..., M, K] (or K, M), b [..., K, N] (or N, K), batch dims
+/* Gemm, and MatMulInteger (integer operands: an exact sum that wraps like the int32
+ * accumulator, no alpha or bias). ip: trans_a, trans_b, bias (the slice adds the bias:
+ * first K piece); fp: alpha, beta. a [..., M, K] (or K, M), b [..., K, N] (or N, K), batch dims
  * broadcast like numpy matmul; the bias broadcasts to the result window. */
 void op_gemm(const TxKernel *k, TxMachine *m, int32_t tile) {
     need_params(k, 3, 2);
@@ -455,27 +456,39 @@ void op_gemm(const TxKernel *k, TxMachine *m, int32_t tile) {
     double *bias = use_bias ? tx_read_f64(m, tile, &k->in[2]) : NULL;
     int64_t *obias = use_bias ? broadcast_offsets(&k->in[2], dims(o), r) : NULL;
     double *y = tx_alloc((size_t)count(o), sizeof(double));
+    int integer = !tx_is_float(A->format);
+    int64_t *yi = integer ? tx_alloc((size_t)count(o), sizeof(int64_t)) : NULL;
     float alpha = (float)k->fp[0], beta = (float)k->fp[1];
     for (int64_t p = 0; p < nb; p++) {
         const double *pa = a + boa[p] * M * K, *pb = b + bob[p] * K * N;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 double acc = 0.0;
-                for (int64_t q = 0; q < K; q++)
-                    acc += (ta ? pa[q * M + i] : pa[i * K + q]) *
-                           (tb ? pb[j * K + q] : pb[q * N + j]);
+                uint64_t iacc = 0;
+                for (int64_t q = 0; q < K; q++) {
+                    double av = ta ? pa[q * M + i] : pa[i * K + q];
+                    double bv = tb ? pb[j * K + q] : pb[q * N + j];
+                    if (integer) iacc += (uint64_t)((int64_t)av * (int64_t)bv);
+                    else acc += av * bv;
+                }
+                int64_t e = (p * M + i) * N + j;
+                if (integer) {
+                    yi[e] = (int64_t)iacc;
+                    continue;
+                }
                 float v = (float)acc;
                 if (k->fp[0] != 1.0) v = v * alpha;
-                int64_t e = (p * M + i) * N + j;
                 if (use_bias) v = v + beta * (float)bias[obias[e]];
                 y[e] = v;
             }
     }
-    tx_write_f64(m, tile, o, y, 0, k->combine);
-    free(boa), free(bob), free(a), free(b), free(bias), free(obias), free(y);
+    if (integer) tx_write_i64(m, tile, o, yi, k->combine);
+    else tx_write_f64(m, tile, o, y, 0, k->combine);
+    free(boa), free(bob), free(a), free(b), free(bias), free(obias), free(y), free(yi);
 }
 
-/* Conv (2-D). ip: nhwc, hwoi, stride h, w, dilation h, w, groups (in this slice), pad
+/* Conv (2-D), and ConvInteger (integer operands: an exact sum that wraps like the int32
+ * accumulator, no bias). ip: nhwc, hwoi, stride h, w, dilation h, w, groups (in this slice), pad
  * top, left, bottom, right (the slice's border rows), bias (first input-channel piece).
  * The input window, the weight window, the bias window [C_out of the slice]. */
 void op_conv(const TxKernel *k, TxMachine *m, int32_t tile) {
@@ -497,6 +510,8 @@ void op_conv(const TxKernel *k, TxMachine *m, int32_t tile) {
     double *x = tx_read_f64(m, tile, X), *wt = tx_read_f64(m, tile, W);
     double *bias = use_bias ? tx_read_f64(m, tile, &k->in[2]) : NULL;
     double *y = tx_alloc((size_t)count(o), sizeof(double));
+    int integer = !tx_is_float(X->format);
+    int64_t *yi = integer ? tx_alloc((size_t)count(o), sizeof(int64_t)) : NULL;
     int64_t opg = cout / groups;
     for (int64_t b = 0; b < n; b++)
         for (int64_t co = 0; co < cout; co++) {
@@ -504,6 +519,7 @@ void op_conv(const TxKernel *k, TxMachine *m, int32_t tile) {
             for (int64_t i = 0; i < oh; i++)
                 for (int64_t j = 0; j < ow; j++) {
                     double acc = 0.0;
+                    uint64_t iacc = 0;
                     for (int64_t ci = 0; ci < cpg; ci++)
                         for (int64_t u = 0; u < kh; u++) {
                             int64_t yy = i * sh + u * dh - top;
@@ -516,7 +532,8 @@ void op_conv(const TxKernel *k, TxMachine *m, int32_t tile) {
                                                  : x[((b * cin + c) * h + yy) * w + xx];
                                 double wv = hwoi ? wt[((u * kw + v) * cout + co) * cpg + ci]
                                                  : wt[((co * cpg + ci) * kh + u) * kw + v];
-                                acc += xv * wv;
+                                if (integer) iacc += (uint64_t)((int64_t)xv * (int64_t)wv);
+                                else acc += xv * wv;
                             }
                         }
                     float r = (float)acc;
@@ -524,10 +541,12 @@ void op_conv(const TxKernel *k, TxMachine *m, int32_t tile) {
                     int64_t e = nhwc ? ((b * oh + i) * ow + j) * cout + co
                                      : ((b * cout + co) * oh + i) * ow + j;
                     y[e] = r;
+                    if (integer) yi[e] = (int64_t)iacc;
                 }
         }
-    tx_write_f64(m, tile, o, y, 0, k->combine);
-    free(x), free(wt), free(bias), free(y);
+    if (integer) tx_write_i64(m, tile, o, yi, k->combine);
+    else tx_write_f64(m, tile, o, y, 0, k->combine);
+    free(x), free(wt), free(bias), free(y), free(yi);
 }
 
 /* -- pooling and reductions ------------------------------------------------------------ */
@@ -864,4 +883,347 @@ void op_batchnorm(const TxKernel *k, TxMachine *m, int32_t tile) {
     write_f32(m, tile, k, v);
     free(v);
     for (int i = 0; i < 4; i++) free(p[i]);
+}
+
+/* -- indexed movement: Tile, Pad, GatherElements, ScatterND, TopK, Resize -------------- */
+
+static void row_major_strides(const int32_t *shape, int32_t r, int64_t *strides) {
+    int64_t s = 1;
+    for (int32_t d = r - 1; d >= 0; d--) strides[d] = s, s *= shape[d];
+}
+
+/* the next row-major index of `shape` */
+static void next_index(int64_t *idx, const int32_t *shape, int32_t r) {
+    for (int32_t d = r - 1; d >= 0; d--) {
+        if (++idx[d] < shape[d]) return;
+        idx[d] = 0;
+    }
+}
+
+/* `i`, an index into dim d of `t`'s window counted from the whole operand's start, as an
+ * index into the window (an index outside it stops the run) */
+static int64_t window_index(const TxKernel *k, const TSR *t, int32_t d, int64_t i) {
+    int64_t local = i - t->shape.shape_start[d];
+    if (local < 0 || local >= dims(t)[d])
+        tx_fail("%s: index %lld of dim %d is outside the operand window [%d, +%d)", k->op,
+                (long long)i, (int)d, (int)t->shape.shape_start[d], (int)dims(t)[d]);
+    return local;
+}
+
+/* Tile. ip: repeats[rank]. A dim repeated more than once is read whole and result index
+ * g (counted from the result's start) reads g mod its size; the other dims follow the
+ * result. */
+void op_tile(const TxKernel *k, TxMachine *m, int32_t tile) {
+    const TSR *x = &k->in[0], *o = &k->out[0];
+    int32_t r = rank(o);
+    need_params(k, r, 0);
+    int64_t st[MAX_SHAPE_DIM], idx[MAX_SHAPE_DIM] = {0};
+    row_major_strides(dims(x), r, st);
+    int64_t n = count(o);
+    uint64_t *v = n ? tx_read_raw(m, tile, x) : NULL;
+    uint64_t *y = tx_alloc((size_t)n, sizeof(uint64_t));
+    for (int64_t e = 0; e < n; e++) {
+        int64_t off = 0;
+        for (int32_t d = 0; d < r; d++)
+            off += (k->ip[d] == 1 ? idx[d] : (o->shape.shape_start[d] + idx[d]) % dims(x)[d])
+                   * st[d];
+        y[e] = v[off];
+        next_index(idx, dims(o), r);
+    }
+    tx_write_raw(m, tile, o, y);
+    free(v), free(y);
+}
+
+/* Pad. ip: mode (TX_PAD_...), the fill value's element bits (constant), begins[rank].
+ * Result index g of a dim (counted from the result's start) reads input index
+ * g - begin, brought into [0, n) by the mode (n: the whole input dim): reflect mirrors
+ * without repeating the edge, edge clamps, wrap is periodic; constant writes the fill
+ * there instead. The input window holds what the slice reads. */
+void op_pad(const TxKernel *k, TxMachine *m, int32_t tile) {
+    const TSR *x = &k->in[0], *o = &k->out[0];
+    int32_t r = rank(o);
+    need_params(k, 2 + r, 0);
+    int64_t mode = k->ip[0], st[MAX_SHAPE_DIM], idx[MAX_SHAPE_DIM] = {0};
+    row_major_strides(dims(x), r, st);
+    int64_t n = count(o);
+    uint64_t *v = count(x) ? tx_read_raw(m, tile, x) : NULL;
+    uint64_t *y = tx_alloc((size_t)n, sizeof(uint64_t));
+    for (int64_t e = 0; e < n; e++) {
+        int64_t off = 0;
+        int fill = 0;
+        for (int32_t d = 0; d < r && !fill; d++) {
+            int64_t i = o->shape.shape_start[d] + idx[d] - k->ip[2 + d];
+            int64_t size = x->shape.shape_whole[d];
+            if (mode == TX_PAD_CONSTANT) fill = i < 0 || i >= size;
+            else if (mode == TX_PAD_REFLECT) i = i < 0 ? -i : (i >= size ? 2 * (size - 1) - i : i);
+            else if (mode == TX_PAD_EDGE) i = i < 0 ? 0 : (i >= size ? size - 1 : i);
+            else if (mode == TX_PAD_WRAP) i = ((i % size) + size) % size;
+            else tx_fail("Pad: unknown mode %d", (int)mode);
+            if (!fill) off += window_index(k, x, d, i) * st[d];
+        }
+        y[e] = fill ? (uint64_t)k->ip[1] : v[off];
+        next_index(idx, dims(o), r);
+    }
+    tx_write_raw(m, tile, o, y);
+    free(v), free(y);
+}
+
+/* `i` wrapped into [0, size) like a negative ONNX index; outside [-size, size) stops */
+static int64_t wrapped_index(const TxKernel *k, int64_t i, int64_t size) {
+    if (i < -size || i >= size)
+        tx_fail("%s: index %lld is out of range for a dim of %lld", k->op, (long long)i,
+                (long long)size);
+    return i < 0 ? i + size : i;
+}
+
+/* GatherElements. ip: axis. result[l] = data[l with dim axis replaced by indices[l]]
+ * (negative indices count from the end); data is read whole along axis, its other dims
+ * follow the result. */
+void op_gather_elements(const TxKernel *k, TxMachine *m, int32_t tile) {
+    need_params(k, 1, 0);
+    const TSR *data = &k->in[0], *ind = &k->in[1], *o = &k->out[0];
+    int32_t r = rank(o), axis = (int32_t)k->ip[0];
+    same_count(k, ind, o);
+    int64_t st[MAX_SHAPE_DIM], idx[MAX_SHAPE_DIM] = {0}, n = count(o);
+    row_major_strides(dims(data), r, st);
+    uint64_t *v = n ? tx_read_raw(m, tile, data) : NULL;
+    int64_t *ix = tx_read_i64(m, tile, ind);
+    uint64_t *y = tx_alloc((size_t)n, sizeof(uint64_t));
+    for (int64_t e = 0; e < n; e++) {
+        int64_t off = 0;
+        for (int32_t d = 0; d < r; d++)
+            off += (d == axis ? wrapped_index(k, ix[e], dims(data)[axis]) : idx[d]) * st[d];
+        y[e] = v[off];
+        next_index(idx, dims(o), r);
+    }
+    tx_write_raw(m, tile, o, y);
+    free(v), free(ix), free(y);
+}
+
+static double scatter_f64(int64_t op, double a, double b) {
+    switch (op) {
+    case TX_SCATTER_ADD: return a + b;
+    case TX_SCATTER_MUL: return a * b;
+    case TX_SCATTER_MAX: return isnan(a) ? a : (isnan(b) ? b : (a >= b ? a : b));
+    default: return isnan(a) ? a : (isnan(b) ? b : (a <= b ? a : b));
+    }
+}
+
+static float scatter_f32(int64_t op, float a, float b) {
+    switch (op) {
+    case TX_SCATTER_ADD: return a + b;
+    case TX_SCATTER_MUL: return a * b;
+    default: return (float)scatter_f64(op, a, b);
+    }
+}
+
+static int64_t scatter_i64(int64_t op, int64_t a, int64_t b) {
+    switch (op) {
+    case TX_SCATTER_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
+    case TX_SCATTER_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
+    case TX_SCATTER_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+    }
+}
+
+/* ScatterND. ip: depth q (the last dim of indices), reduction (TX_SCATTER_...). The data
+ * window (its first q dims whole), all the indices, the updates window (its trailing
+ * dims follow the data's). A copy of data in which each indexed slice is replaced by
+ * its update, or combined with it, one update after another (f16/bf16 in fp32). */
+void op_scatter_nd(const TxKernel *k, TxMachine *m, int32_t tile) {
+    need_params(k, 2, 0);
+    const TSR *data = &k->in[0], *ind = &k->in[1], *upd = &k->in[2], *o = &k->out[0];
+    int32_t q = (int32_t)k->ip[0], r = rank(data);
+    int64_t red = k->ip[1], inner = 1, block[MAX_SHAPE_DIM];
+    for (int32_t d = q; d < r; d++) inner *= dims(data)[d];
+    row_major_strides(dims(data), q, block);
+    int64_t rows = q ? count(ind) / q : 0;
+    if (rows * inner != count(upd))
+        tx_fail("%s: %lld updates of %lld elements, the window has %lld", k->op,
+                (long long)rows, (long long)inner, (long long)count(upd));
+    int64_t *ix = tx_read_i64(m, tile, ind);
+    int64_t *at = tx_alloc((size_t)rows + 1, sizeof(int64_t));
+    for (int64_t j = 0; j < rows; j++) {
+        at[j] = 0;
+        for (int32_t d = 0; d < q; d++)
+            at[j] += wrapped_index(k, ix[j * q + d], dims(data)[d]) * block[d] * inner;
+    }
+    int floats = tx_is_float(data->format), wide = data->format == TX_F64;
+    if (red == TX_SCATTER_NONE) {
+        uint64_t *y = tx_read_raw(m, tile, data), *u = tx_read_raw(m, tile, upd);
+        for (int64_t j = 0; j < rows; j++)
+            memcpy(y + at[j], u + j * inner, (size_t)inner * sizeof(uint64_t));
+        tx_write_raw(m, tile, o, y);
+        free(y), free(u);
+    } else if (floats) {
+        double *y = tx_read_f64(m, tile, data), *u = tx_read_f64(m, tile, upd);
+        for (int64_t j = 0; j < rows; j++)
+            for (int64_t i = 0; i < inner; i++) {
+                double *t = &y[at[j] + i];
+                *t = wide ? scatter_f64(red, *t, u[j * inner + i])
+                          : scatter_f32(red, (float)*t, (float)u[j * inner + i]);
+            }
+        tx_write_f64(m, tile, o, y, wide, k->combine);
+        free(y), free(u);
+    } else {
+        int64_t *y = tx_read_i64(m, tile, data), *u = tx_read_i64(m, tile, upd);
+        for (int64_t j = 0; j < rows; j++)
+            for (int64_t i = 0; i < inner; i++)
+                y[at[j] + i] = scatter_i64(red, y[at[j] + i], u[j * inner + i]);
+        tx_write_i64(m, tile, o, y, k->combine);
+        free(y), free(u);
+    }
+    free(ix), free(at);
+}
+
+/* TopK's order of two positions of a row: <0 when `a` comes first */
+typedef struct { const double *f; const int64_t *i; int floats, largest; } TopKRow;
+
+static int topk_before(const TopKRow *row, int64_t a, int64_t b) {
+    if (row->floats) {
+        double x = row->f[a], y = row->f[b];
+        int xn = isnan(x), yn = isnan(y);
+        if (xn || yn) return xn && !yn ? row->largest : (!xn && yn ? !row->largest : 0);
+        return row->largest ? x > y : x < y;
+    }
+    return row->largest ? row->i[a] > row->i[b] : row->i[a] < row->i[b];
+}
+
+/* a stable merge sort of positions (equal values keep their order: lower index first) */
+static void topk_sort(const TopKRow *row, int64_t *pos, int64_t *tmp, int64_t n) {
+    if (n < 2) return;
+    int64_t h = n / 2, i = 0, j = h, o = 0;
+    topk_sort(row, pos, tmp, h);
+    topk_sort(row, pos + h, tmp, n - h);
+    while (i < h && j < n) tmp[o++] = topk_before(row, pos[j], pos[i]) ? pos[j++] : pos[i++];
+    while (i < h) tmp[o++] = pos[i++];
+    while (j < n) tmp[o++] = pos[j++];
+    memcpy(pos, tmp, (size_t)n * sizeof(int64_t));
+}
+
+/* TopK. ip: axis, k, largest. Each row along axis (read whole) in order, largest first
+ * (NaN counts as the largest) or smallest first (NaN last); equal values keep the lower
+ * index first. Results: the first k values and their i64 indices (either may be unused). */
+void op_topk(const TxKernel *k, TxMachine *m, int32_t tile) {
+    need_params(k, 3, 0);
+    const TSR *x = &k->in[0];
+    int32_t r = rank(x), axis = (int32_t)k->ip[0];
+    int64_t kk = k->ip[1], n = dims(x)[axis], outer = 1, inner = 1;
+    for (int32_t d = 0; d < axis; d++) outer *= dims(x)[d];
+    for (int32_t d = axis + 1; d < r; d++) inner *= dims(x)[d];
+    TopKRow row = {NULL, NULL, tx_is_float(x->format), (int)k->ip[2]};
+    uint64_t *raw = tx_read_raw(m, tile, x);
+    double *f = row.floats ? tx_read_f64(m, tile, x) : NULL;
+    int64_t *iv = row.floats ? NULL : tx_read_i64(m, tile, x);
+    double *line_f = tx_alloc((size_t)n + 1, sizeof(double));
+    int64_t *line_i = tx_alloc((size_t)n + 1, sizeof(int64_t));
+    int64_t *pos = tx_alloc((size_t)n + 1, sizeof(int64_t)), *tmp = tx_alloc((size_t)n + 1,
+                                                                           sizeof(int64_t));
+    row.f = line_f, row.i = line_i;
+    int64_t nout = outer * kk * inner;
+    uint64_t *values = tx_alloc((size_t)nout + 1, sizeof(uint64_t));
+    int64_t *indices = tx_alloc((size_t)nout + 1, sizeof(int64_t));
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t b = 0; b < inner; b++) {
+            for (int64_t j = 0; j < n; j++) {
+                int64_t e = (a * n + j) * inner + b;
+                if (row.floats) line_f[j] = f[e];
+                else line_i[j] = iv[e];
+                pos[j] = j;
+            }
+            topk_sort(&row, pos, tmp, n);
+            for (int64_t j = 0; j < kk; j++) {
+                int64_t e = (a * kk + j) * inner + b;
+                values[e] = raw[(a * n + pos[j]) * inner + b];
+                indices[e] = pos[j];
+            }
+        }
+    if (k->out_used[0]) tx_write_raw(m, tile, &k->out[0], values);
+    if (k->n_out > 1 && k->out_used[1]) tx_write_i64(m, tile, &k->out[1], indices, k->combine);
+    free(raw), free(f), free(iv), free(line_f), free(line_i), free(pos), free(tmp);
+    free(values), free(indices);
+}
+
+/* Resize. ip: taps per output index T (1 nearest, 2 bilinear, 4 bicubic), crop
+ * (tf_crop_and_resize), the extrapolation value's element bits (nearest), a 0/1 per dim
+ * (interpolated), then for every interpolated dim the T input indices (of the whole
+ * input) of each of the slice's output indices, then with crop for every interpolated
+ * dim a 0/1 per output index (its source coordinate lies outside the input).
+ * fp: with T > 1 the T weights of each output index of every interpolated dim, then the
+ * extrapolation value. Nearest gathers the element bits; bilinear and bicubic (two
+ * interpolated dims, H before W) weigh the taps along H for each W tap, then those
+ * along W, each sum in order from its first product, in fp32 (f64 for f64 data). Other
+ * dims follow the result. */
+void op_resize(const TxKernel *k, TxMachine *m, int32_t tile) {
+    const TSR *x = &k->in[0], *o = &k->out[0];
+    int32_t r = rank(o);
+    need_params(k, 3 + r, 1);
+    int64_t T = k->ip[0], crop = k->ip[1];
+    const int64_t *p = k->ip + 3 + r, *taps[MAX_SHAPE_DIM] = {0}, *outside[MAX_SHAPE_DIM] = {0};
+    const double *f = k->fp, *weights[MAX_SHAPE_DIM] = {0};
+    int32_t spatial[2], ns = 0;
+    for (int32_t d = 0; d < r; d++)
+        if (k->ip[3 + d]) {
+            taps[d] = p, p += dims(o)[d] * T;
+            if (T > 1) weights[d] = f, f += dims(o)[d] * T;
+            if (T > 1 && ns < 2) spatial[ns] = d;
+            if (T > 1) ns++;
+        }
+    for (int32_t d = 0; d < r && crop; d++)
+        if (k->ip[3 + d]) outside[d] = p, p += dims(o)[d];
+    if (p - k->ip > k->nip || f - k->fp >= k->nfp || (T > 1 && ns != 2))
+        tx_fail("%s: params do not match the slice", k->op);
+    double extrapolation = k->fp[k->nfp - 1];
+    int64_t st[MAX_SHAPE_DIM], idx[MAX_SHAPE_DIM] = {0}, n = count(o);
+    row_major_strides(dims(x), r, st);
+    /* each output index's taps as offsets into the input window (times the stride) */
+    int64_t *local[MAX_SHAPE_DIM] = {0};
+    for (int32_t d = 0; d < r; d++)
+        if (taps[d]) {
+            local[d] = tx_alloc((size_t)(dims(o)[d] * T) + 1, sizeof(int64_t));
+            for (int64_t i = 0; i < dims(o)[d] * T; i++)
+                local[d][i] = window_index(k, x, d, taps[d][i]) * st[d];
+        }
+    int wide = computes_f64(k);
+    uint64_t *raw = T == 1 && n ? tx_read_raw(m, tile, x) : NULL;
+    double *v = T > 1 && n ? tx_read_f64(m, tile, x) : NULL;
+    uint64_t *yr = tx_alloc((size_t)n + 1, sizeof(uint64_t));
+    double *y = tx_alloc((size_t)n + 1, sizeof(double));
+    for (int64_t e = 0; e < n; e++) {
+        int64_t base = 0;
+        int out = 0;
+        for (int32_t d = 0; d < r; d++) {
+            if (!taps[d]) base += idx[d] * st[d];
+            else if (T == 1) base += local[d][idx[d]];
+            if (outside[d] && outside[d][idx[d]]) out = 1;
+        }
+        if (T == 1) {
+            yr[e] = out ? (uint64_t)k->ip[2] : raw[base];
+        } else if (out) {
+            y[e] = extrapolation;
+        } else {
+            int32_t h = spatial[0], w = spatial[1];
+            const int64_t *th = local[h] + idx[h] * T, *tw = local[w] + idx[w] * T;
+            const double *wh = weights[h] + idx[h] * T, *ww = weights[w] + idx[w] * T;
+            double acc = 0.0;
+            float accf = 0.0f;
+            for (int64_t b = 0; b < T; b++) {
+                double col = 0.0;
+                float colf = 0.0f;
+                for (int64_t a = 0; a < T; a++) {
+                    double xv = v[base + th[a] + tw[b]];
+                    if (wide) col = a ? col + xv * wh[a] : xv * wh[a];
+                    else colf = a ? colf + (float)xv * (float)wh[a] : (float)xv * (float)wh[a];
+                }
+                if (wide) acc = b ? acc + col * ww[b] : col * ww[b];
+                else accf = b ? accf + colf * (float)ww[b] : colf * (float)ww[b];
+            }
+            y[e] = wide ? acc : accf;
+        }
+        next_index(idx, dims(o), r);
+    }
+    if (T == 1) tx_write_raw(m, tile, o, yr);
+    else tx_write_f64(m, tile, o, y, wide, k->combine);
+    for (int32_t d = 0; d < r; d++) free(local[d]);
+    free(raw), free(v), free(yr), free(y);
 }

@@ -203,6 +203,12 @@ void op_softmax(const TxKernel *k, TxMachine *m, int32_t tile);
 void op_layernorm(const TxKernel *k, TxMachine *m, int32_t tile);
 void op_rmsnorm(const TxKernel *k, TxMachine *m, int32_t tile);
 void op_batchnorm(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_tile(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_pad(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_gather_elements(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_scatter_nd(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_topk(const TxKernel *k, TxMachine *m, int32_t tile);
+void op_resize(const TxKernel *k, TxMachine *m, int32_t tile);
 
 /* op codes of op_binary and op_unary (ip[0]) */
 enum {
@@ -217,5 +223,8 @@ enum {
 };
 /* op_reduce / op_pool modes */
 enum { TX_R_SUM = 0, TX_R_MEAN, TX_R_MAX, TX_R_MIN, TX_R_PROD };
+/* op_pad modes, op_scatter_nd reductions */
+enum { TX_PAD_CONSTANT = 0, TX_PAD_REFLECT, TX_PAD_EDGE, TX_PAD_WRAP };
+enum { TX_SCATTER_NONE = 0, TX_SCATTER_ADD, TX_SCATTER_MUL, TX_SCATTER_MAX, TX_SCATTER_MIN };
 
 #endif

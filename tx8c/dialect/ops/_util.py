@@ -13,6 +13,16 @@ def upcast(*arrays: np.ndarray) -> list[np.ndarray]:
     return [a.astype(np.float32) if a.dtype in _LOW_PRECISION else a for a in arrays]
 
 
+def element_bits(value: float, element_type) -> int:
+    """The bits of `value` stored as one element of `element_type` (cast as numpy's
+    astype does), as a signed integer of the element's width: a fill value for the C
+    runtime, which copies element bits."""
+    from tx8c.dialect.types import to_numpy_dtype
+
+    element = np.asarray(value).astype(to_numpy_dtype(element_type)).reshape(1)
+    return int(element.view(f"i{element.dtype.itemsize}")[0])
+
+
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
     """numpy broadcasting of shapes, None when they do not broadcast."""
     try:

@@ -525,8 +525,11 @@ def exact_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
 
 
-def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
+def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int,
+                matmul=None) -> np.ndarray:
     """Grouped 2-D convolution of NHWC `x` with OIHW `weight`; the result is NHWC.
+    `matmul`: the product of patches by weights (default `exact_matmul`, float32; an
+    integer convolution passes np.matmul on int64, exact).
 
     im2col: a strided window view gathers, for every output pixel, the (dilated) input
     patch; each group is then one matrix product of patches by weights (one batched
@@ -543,7 +546,8 @@ def conv2d_nhwc(x, weight, strides, pads, dilations, groups: int) -> np.ndarray:
     patches = patches.reshape(n, oh, ow, groups, c_per_group * kh * kw)
     patches = patches.transpose(3, 0, 1, 2, 4).reshape(groups, n * oh * ow, -1)
     kernels = weight.reshape(groups, c_out // groups, c_per_group * kh * kw)
-    out = exact_matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
+    matmul = matmul or exact_matmul
+    out = matmul(patches, kernels.transpose(0, 2, 1))  # [G, N*OH*OW, C_out/G]
     out = out.reshape(groups, n, oh, ow, c_out // groups).transpose(1, 2, 3, 0, 4)
     return out.reshape(n, oh, ow, c_out)
 

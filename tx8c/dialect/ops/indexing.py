@@ -234,6 +234,9 @@ class GatherElementsOp(IndexingOp):
         grid[axis] = wrapped
         return [data[tuple(grid)]]
 
+    def gen_op_code(self, loops):
+        return OpCode("op_gather_elements", (self.data_axis(),))
+
     def indexing_axes(self):
         """Data follows the result except along the axis (read whole); the indices have
         the result's shape."""
@@ -350,6 +353,11 @@ class ScatterNDOp(IndexingOp):
         out, slices = upcast(data.copy(), slices)
         _REDUCTIONS[reduction].at(out, target, slices)
         return [out]
+
+    def gen_op_code(self, loops):
+        """`op_scatter_nd`: the index depth and the reduction."""
+        return OpCode("op_scatter_nd", (self.index_depth(),
+                                        "TX_SCATTER_" + self.attr("reduction").upper()))
 
 
 @dataclass(frozen=True)

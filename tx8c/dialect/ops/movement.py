@@ -49,7 +49,7 @@ from tx8c.dialect.base import (
     tx8be_op,
 )
 from tx8c.dialect.layout import UNKNOWN, tensor_class_layout
-from tx8c.dialect.ops._util import broadcast_shape, normalize_axis
+from tx8c.dialect.ops._util import broadcast_shape, element_bits, normalize_axis
 from tx8c.dialect.relabel import ViewMap, map_windows, relabel_families
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine, OpAttr, OpCode, Work, ct_work, volume
@@ -455,6 +455,10 @@ class TileOp(MovementOp):
         )
         return [cut_to(tiled, loops, computed)]
 
+    def gen_op_code(self, loops):
+        """`op_tile` with the repeats (a dim repeated more than once is read whole)."""
+        return OpCode("op_tile", tuple(self.checked_repeats()))
+
 
 # --------------------------------------------------------------------------------------
 # Slice
@@ -841,6 +845,12 @@ class PadOp(MovementOp):
             ),
         )
         return [cut_to(padded, loops, computed)]
+
+    def gen_op_code(self, loops):
+        """`op_pad`: the mode, the fill value's element bits, the begin pads."""
+        mode = "TX_PAD_" + self.attr("mode").upper()
+        fill = element_bits(self.attr("value"), self.operands[0].type.get_element_type())
+        return OpCode("op_pad", (mode, fill, *(b for b, _ in self.pad_width())))
 
 
 # --------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from tx8c.dialect.layout import join_layout_str, tensor_class_layout
 from tx8c.dialect.ops._util import broadcast_shape
 from tx8c.dialect.ops.conv_gemm import ConvGeometry, ConvSlicer, GemmSlicer, conv2d_nhwc
 from tx8c.interfaces import Engine
+from tx8c.interfaces.oplib import OpCode
 from tx8c.interfaces.shape_inference import fixed_operand_layouts
 from tx8c.interfaces.sharding import Combine, LoopDim, broadcast_axes, slicer_fields
 
@@ -100,6 +101,10 @@ class MatMulIntegerOp(_IntegerNeOp):
     def compute(self, a: np.ndarray, b: np.ndarray) -> list[np.ndarray]:
         product = np.matmul(a.astype(np.int64), b.astype(np.int64))
         return [product.astype(np.int32)]  # wraps like an int32 accumulator
+
+    def gen_op_code(self, loops):
+        """`op_gemm`'s integer path (no transposes, bias or alpha)."""
+        return OpCode("op_gemm", (0, 0, 0), (1.0, 0.0))
 
 
 @tx8be_op
@@ -191,13 +196,26 @@ class ConvIntegerOp(_IntegerNeOp):
             groups = weight.shape[0] // (slicer.geometry.c_out // groups)
         return [self._convolve(x, weight, (top, left, bottom, right), groups)]
 
+    def gen_op_code(self, loops):
+        """`op_conv`'s integer path (NCHW, OIHW, no bias) with the padding rows and the
+        groups of this slice, as `compute_slice`."""
+        slicer = self.slicer()
+        _, _, top, bottom = slicer.input_rows(loops.dim(2), 0)
+        _, _, left, right = slicer.input_rows(loops.dim(3), 1)
+        groups = self.attr("groups")
+        if groups > 1:
+            out_channels = slicer.back_window(loops)[1].shape[0]
+            groups = out_channels // (slicer.geometry.c_out // groups)
+        (sh, sw), (dh, dw) = self.attr("strides"), self.attr("dilations")
+        return OpCode("op_conv", (0, 0, sh, sw, dh, dw, groups, top, left, bottom, right, 0))
+
     def compute(self, x: np.ndarray, weight: np.ndarray) -> list[np.ndarray]:
         return [self._convolve(x, weight, self.attr("pads"), self.attr("groups"))]
 
     def _convolve(self, x, weight, pads, groups) -> np.ndarray:
         out = conv2d_nhwc(
             x.astype(np.int64).transpose(0, 2, 3, 1), weight.astype(np.int64),
-            self.attr("strides"), pads, self.attr("dilations"), groups,
+            self.attr("strides"), pads, self.attr("dilations"), groups, matmul=np.matmul,
         )
         return np.ascontiguousarray(out.transpose(0, 3, 1, 2)).astype(np.int32)
 

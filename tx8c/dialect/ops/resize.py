@@ -38,10 +38,10 @@ from tx8c.dialect.base import (
     str_attr,
     tx8be_op,
 )
-from tx8c.dialect.ops._util import upcast
+from tx8c.dialect.ops._util import element_bits, upcast
 from tx8c.dialect.types import short_name
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work, volume
+from tx8c.interfaces.oplib import OpCode, ct_work, volume
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -368,6 +368,49 @@ class ResizeOp(Tx8beOp):
 
     def compute_slice(self, loops, operands):
         return compute_embedded(self, loops, operands)
+
+    _TAPS: ClassVar[dict[str, int]] = {"nearest": 1, "bilinear": 2, "bicubic": 4}
+
+    def gen_op_code(self, loops):
+        """`op_resize`: per interpolated axis, the taps (input indices) and weights of the
+        slice's output indices, computed here as `compute` computes them (weights in
+        the dtype it interpolates in), and with "tf_crop_and_resize" which output
+        indices lie outside the input."""
+        mode = self.attr("mode")
+        crop = self.attr("coordinate_transformation_mode") == "tf_crop_and_resize"
+        element = self.operands[0].type.get_element_type()
+        wide = short_name(element) == "f64"
+        in_shape = self.input_shapes()[0]
+        axes = self._interpolated_axes()
+        taps, weights, outside = [], [], []
+        for axis in axes:
+            a, b = loops.dim(axis)
+            coords = self._coordinates(axis, in_shape[axis])
+            taps.extend(int(i) for i in self._source_indices(axis)[a:b].reshape(-1))
+            weights.extend(float(w) for w in self._tap_weights(axis, coords, wide)[a:b]
+                           .reshape(-1))
+            outside.extend(int(o) for o in outside_input(coords, in_shape[axis])[a:b])
+        flags = tuple(int(axis in axes) for axis in range(len(in_shape)))
+        value = self.attr("extrapolation_value")
+        fill = element_bits(value, element) if mode == "nearest" else 0
+        ints = (self._TAPS[mode], int(crop), fill, *flags, *taps, *(outside if crop else ()))
+        return OpCode("op_resize", ints, (*weights, value))
+
+    def _tap_weights(self, axis: int, coords: np.ndarray, wide: bool) -> np.ndarray:
+        """The weight of each tap of every output index along `axis` (shape (n, taps)),
+        in the dtype `_bilinear` and `_bicubic` compute in; none for "nearest"."""
+        mode = self.attr("mode")
+        dtype = np.float64 if wide else np.float32
+        n_in = self.input_shapes()[0][axis]
+        if mode == "bilinear":
+            _, _, w = linear_taps(coords, n_in)
+            w = w.astype(dtype)
+            return np.stack([1 - w, w], axis=1)
+        if mode == "bicubic":
+            _, w = cubic_taps(coords, n_in, self.attr("cubic_coeff_a"),
+                              self.attr("exclude_outside"))
+            return w.astype(dtype)
+        return np.zeros((len(coords), 0), dtype)
 
     def _scale(self, axis: int) -> float | None:
         scales = self.attr("scales")

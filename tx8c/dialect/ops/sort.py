@@ -31,7 +31,7 @@ from tx8c.dialect.base import (
 )
 from tx8c.dialect.ops._util import normalize_axis
 from tx8c.interfaces import Engine
-from tx8c.interfaces.oplib import ct_work
+from tx8c.interfaces.oplib import OpCode, ct_work
 from tx8c.interfaces.shape_inference import (
     fit_to_operands,
     has_rank,
@@ -118,6 +118,12 @@ class TopKOp(Tx8beOp):
             order = np.argsort(x, axis=axis, kind="stable")
         indices = np.take(order, np.arange(k), axis=axis)
         return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
+
+    def gen_op_code(self, loops):
+        """`op_topk`: axis, k, largest (a stable sort whatever `sorted` says, as
+        `compute`)."""
+        return OpCode("op_topk", (self.checked_axis(), self.attr("k"),
+                                  int(self.attr("largest"))))
 
 
 @dataclass(frozen=True)

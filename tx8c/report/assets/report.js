@@ -24,7 +24,7 @@
     const S = D.summary, R = S.roofline || {};
     const cards = [
       card("estimated latency", us(S.estimate_seconds), `${fmt(S.cycles)} cycles at ${S.clock_hz / 1e9} GHz`),
-      card("simulated latency", S.simulated_seconds == null ? "–" : us(S.simulated_seconds), S.simulated_seconds == null ? "no cmodel timing in report.json" : "cmodel"),
+      card("simulated latency", S.simulated_seconds == null ? "–" : us(S.simulated_seconds), S.simulated_seconds == null ? "no cmodel v2 timing in report.json" : "cmodel v2, event-driven"),
       card("roofline bound", us(R.seconds), R.bound_by ? `${R.bound_by}-bound` : ""),
       card("estimate / roofline", S.roofline_ratio == null ? "–" : fmt(S.roofline_ratio, 2) + "×", "1× is the hardware limit"),
       card("DDR traffic", bytes(S.ddr_bytes), `compulsory ${bytes(R.weight_bytes + R.io_bytes)}`),
