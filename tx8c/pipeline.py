@@ -38,6 +38,9 @@ class CompileOptions:
     """A JSON file of op patterns; when given it replaces the built-in set."""
     opt_barrier: bool = True
     """Run group-dag (seed 003 opt_barrier): keep one barrier per layer of groups."""
+    regroup: int = 0
+    """regroup-by-cost's window: merge up to this many adjacent groups where the slicing
+    estimate says it pays; 0 (or 1) keeps the groups the patterns made."""
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
@@ -45,6 +48,8 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
+        if self.regroup < 0:
+            raise Tx8Error(f"--regroup must be >= 0 (a window of groups), got {self.regroup}")
         from tx8c.analysis.layout_problem import STRATEGIES
 
         if self.layout_strategy not in STRATEGIES:
@@ -113,14 +118,18 @@ def constants_spec() -> list[str]:
 
 def grouping_spec(options: CompileOptions) -> list[str]:
     """The grouping stage (seed 003): patterns (unless opt-group is none and no pattern
-    file is given), single groups for the rest, loads and stores, the tile region, and
-    one barrier per layer of groups (opt_barrier)."""
+    file is given), single groups for the rest, loads and stores, adjacent groups merged
+    where the slicing estimate says so (regroup), the tile region, and one barrier per
+    layer of groups (opt_barrier)."""
     stages = []
     if options.group_patterns is not None:
         stages.append(f'group-pattern{{pattern-file="{options.group_patterns}"}}')
     elif options.opt_group != "none":
         stages.append(f"group-pattern{{mode={options.opt_group}}}")
-    stages += ["group-optimization", "group-ldst", "group-mapping"]
+    stages += ["group-optimization", "group-ldst"]
+    if options.regroup > 1:
+        stages.append(f"regroup-by-cost{{window={options.regroup}}}")
+    stages += ["group-mapping"]
     if options.opt_barrier:
         stages.append("group-dag")
     return stages

@@ -92,7 +92,11 @@ def test_program_json_is_the_dataclass_dump(name: str) -> None:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dag_steps(max_size=12))
 def test_random_graphs_equal_the_reference(steps) -> None:
-    options = CompileOptions()
+    assert_compiled_equals_reference(steps, CompileOptions())
+
+
+def assert_compiled_equals_reference(steps, options: CompileOptions) -> None:
+    """A random graph compiled with `options` runs on cmodel v2 as the reference says."""
     module = run(build_dag(steps, max_ops=16), layout_spec("optimal") + constants_spec()
                  + grouping_spec(options) + slicing_spec(options) + ddr_spec(options))
     inputs = random_inputs(module, seed=len(steps))

@@ -112,12 +112,14 @@ def _compile(args: argparse.Namespace) -> int:
                 "opt_group": options.opt_group,
                 "group_patterns": options.group_patterns,
                 "opt_barrier": options.opt_barrier,
+                "regroup": options.regroup,
             },
             "pipeline": pipeline_spec(options),
             "layout": _layout_stats(result.module),
             "layout_traffic": _layout_traffic(result.module),
             "constants": constants_report(result.module, consts_index),
             "groups": _group_stats(result.module),
+            "regroup": _regroup_stats(result.module),
             "ddr": _ddr_stats(result.module),
             "program": {"groups": len(program.groups),
                         "instructions": program.instruction_count(),
@@ -296,6 +298,15 @@ def _group_stats(module) -> dict:
     return group_report(module)
 
 
+def _regroup_stats(module) -> dict | None:
+    """What regroup-by-cost did (groups and estimated cycles before and after, searches);
+    None when it did not run."""
+    from tx8c.ir_utils import read_pass_stats
+    from tx8c.transforms.group.regroup_by_cost import STATS_ATTR, RegroupByCostPass
+
+    return read_pass_stats(module, STATS_ATTR).get(RegroupByCostPass.name)
+
+
 def _slicing_report(module) -> dict:
     """The slicing search's plans (per group) and the model's estimated latency beside
     its bounds: the sum of the groups' bounds and the roofline bound."""
@@ -340,7 +351,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         input_shapes=shapes, opt_level=args.opt_level, layout_strategy=args.layout_strategy,
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
-        opt_barrier=args.opt_barrier,
+        opt_barrier=args.opt_barrier, regroup=args.regroup,
     )
 
 
@@ -813,6 +824,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="JSON file of op patterns for grouping (replaces --opt-group)")
     p.add_argument("--no-opt-barrier", dest="opt_barrier", action="store_false",
                    help="keep a barrier after every group (no group-dag)")
+    p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
+                   help="merge up to WINDOW adjacent groups where the slicing estimate "
+                   "says it pays (regroup-by-cost; 0 = off, the default)")
     _add_target_config(p)
 
 

@@ -172,8 +172,14 @@ def group_spec(group) -> GroupSpec:
     outputs = tuple(
         ValueRef(-1, args[v]) if v in args else number[v] for v in group.yield_op.operands
     )
-    anchor, sliceable = _anchor(nodes, outputs)
-    inputs = tuple(_stored(arg) for arg in block.args)
+    return assemble_spec(nodes, tuple(_stored(arg) for arg in block.args), outputs)
+
+
+def assemble_spec(nodes, inputs: tuple[Stored, ...], outputs: tuple[ValueRef, ...]
+                  ) -> GroupSpec:
+    """A GroupSpec of `nodes` (topologically ordered, numbered by position) with its
+    anchor found (also how regroup-by-cost makes the spec of merged groups)."""
+    anchor, sliceable = _anchor(list(nodes), outputs)
     return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
 
 
