@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tests.unit.slicing.helpers import the_group
 from tests.unit.slicing.test_plans import CHAINS, SMALL, random_candidate
 from tx8c.slicing import evaluate as evaluate_module
+from tx8c.slicing import search as search_module
 from tx8c.slicing.evaluate import Evaluator, Rejected
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.search import (
@@ -91,6 +92,7 @@ def test_the_search_chooses_what_estimating_everything_chooses(name, mode, monke
 
 
 def _outcome(spec, config, options):
+    search_module._searched.cache_clear()  # search anew, not from the process's memo
     try:
         return search(spec, config, options)
     except NoPlan as e:
