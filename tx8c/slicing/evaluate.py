@@ -322,9 +322,35 @@ def node_lane(node, work) -> str:
     return "ct"
 
 
-def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> list[Task]:
+def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config,
+          unstaged: tuple[tuple[Task, ...], dict[int, str]] | None = None) -> list[Task]:
     """One task per node that runs (and one NoC reduction when the plan cuts a reduction
-    over tiles), with its lane, cycles at its largest slice, run count and stage."""
+    over tiles), with its lane, cycles at its largest slice, run count and stage.
+    `unstaged`: `node_tasks(spec, split, config)` when the caller has it already (it
+    depends on the split only: candidates differing in their pipeline share it)."""
+    out, lanes = unstaged or node_tasks(spec, split, config)
+    stage: dict[int, int] = {}
+    if cand.pipelined:
+        stage = _stages(spec, lanes, cand.deep)
+        out = [replace(t, stage=stage[t.node]) for t in out]
+    else:
+        out = list(out)
+    if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
+        node = spec.nodes[cand.reduce.node]
+        ref = ValueRef(node.index, 0)
+        shape = split.result_shapes.get(ref)
+        if shape is not None:
+            nbytes = window_bytes(shape, node.results[0], config)
+            late = [split.counts[i] for i in downstream_of(spec, node.index)]
+            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
+            out.append(Task(node.index, "noc", took, max(late, default=1),
+                            stage[node.index] if cand.pipelined else 0))
+    return out
+
+
+def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
+               ) -> tuple[tuple[Task, ...], dict[int, str]]:
+    """The node tasks of `tasks` at stage 0, and each running node's lane."""
     out = []
     lanes: dict[int, str] = {}
     for n in spec.nodes:
@@ -338,20 +364,7 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config) -> 
             work.transfers)
         out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0,
                         max(0, ddr)))
-    if cand.pipelined:
-        stage = _stages(spec, lanes, cand.deep)
-        out = [replace(t, stage=stage[t.node]) for t in out]
-    if cand.reduce is not None and math.prod(cand.reduce.sharding) > 1:
-        node = spec.nodes[cand.reduce.node]
-        ref = ValueRef(node.index, 0)
-        shape = split.result_shapes.get(ref)
-        if shape is not None:
-            nbytes = window_bytes(shape, node.results[0], config)
-            late = [split.counts[i] for i in downstream_of(spec, node.index)]
-            took = _tree_cycles(spec, cand, nbytes, node.results[0].dtype, config)
-            out.append(Task(node.index, "noc", took, max(late, default=1),
-                            stage[node.index] if cand.pipelined else 0))
-    return out
+    return tuple(out), lanes
 
 
 def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
@@ -426,9 +439,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
     the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
     steps = schedule.steps
-    repeats = [t.count for t in ts if 1 < t.count]
-    unit = steps // min(repeats) if repeats else steps
-    short = max(1, -(-EXACT_STEPS // unit))
+    unit, short = _repeating_unit(ts, steps)
     if (short + 1) * unit >= steps:
         total, busy = simulate_tile(spec, ts, schedule, config, steps)
     else:
@@ -441,6 +452,51 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     out = {lane: math.ceil(busy.get(lane, 0.0)) for lane in LANES}
     out["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
     return math.ceil(total), out
+
+
+def _repeating_unit(ts: list[Task], steps: int) -> tuple[int, int]:
+    """(steps of the schedule's repeating unit, units `estimate` simulates one by one
+    before it extrapolates); it simulates every step when (short + 1) * unit >= steps."""
+    repeats = [t.count for t in ts if 1 < t.count]
+    unit = steps // min(repeats) if repeats else steps
+    return unit, max(1, -(-EXACT_STEPS // unit))
+
+
+def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) -> int:
+    """Cycles `estimate` never goes below: the busiest lane's work over all the steps.
+
+    Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
+    extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
+    when its lane is free), so the last finish on a lane is at least the sum of its
+    instructions' durations. Task t runs at least steps // every times (`_runs`: once in
+    every `every` = steps // count steps); each run holds its lane for its fixed part
+    (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
+    min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
+    tiles streaming like it (the chip's streams at any moment include its own). The
+    total is the last finish rounded up; the bound is the sum rounded down after taking
+    off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
+    rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
+    it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
+    every candidate of the bundled examples)."""
+    steps = schedule.steps
+    unit, short = _repeating_unit(ts, steps)
+    if (short + 1) * unit < steps:
+        return 0
+    lsu = float(config.lsu_bytes_per_cycle)
+    ddr = ddr_bytes_per_cycle(config)
+    share = min(lsu, ddr / schedule.tiles)
+    owners = schedule.owners or schedule.tiles
+    work: dict[str, float] = {}
+    runs_total = 0
+    for t in ts:
+        runs = steps // max(1, steps // max(1, t.count))
+        streams = owners if t.lane == "noc" or t.node in schedule.late else schedule.tiles
+        fastest = min(lsu, ddr / streams) / share
+        fixed = t.cycles - t.ddr if t.ddr else t.cycles
+        work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+        runs_total += runs
+    busiest = max(work.values(), default=0.0)
+    return max(0, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
 
 
 def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
@@ -770,25 +826,97 @@ def live_buffers(spec: GroupSpec, cand: Candidate, config: TX8Config) -> list[Bu
 
 
 class Evaluator:
-    """Evaluates candidates of one group, with what they share computed once."""
+    """Evaluates candidates of one group, with what they share computed once: the
+    propagated windows, and per sharding, split and reduction cut the data split and the
+    node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
+    their stages); a candidate offered again gets its first answer."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
         self.propagate = Propagator(spec)
         self.bound = group_bound(spec, config)
+        self.splits: dict = {}
+        self.answers: dict = {}
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
-        return evaluate(self.spec, cand, self.config, allocate_spm, self)
+        return self.pending(cand, allocate_spm).plan
+
+    def pending(self, cand: Candidate, allocate_spm: bool = True) -> Pending:
+        """`prepare` of `cand` (cached)."""
+        return _remembered(self.answers, (cand, allocate_spm), lambda: prepare(
+            self.spec, cand, self.config, allocate_spm, self))
+
+    def split(self, cand: Candidate) -> tuple[Split, tuple[tuple[Task, ...], dict[int, str]]]:
+        """`data_split` of `cand` and its `node_tasks` (cached)."""
+        def compute():
+            split = data_split(self.spec, cand, self.config, self.propagate)
+            return split, node_tasks(self.spec, split, self.config)
+
+        return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A remembered `Rejected` (its message and bytes needed: the exception itself
+    would keep its traceback's frames, and the caches, alive in a reference cycle)."""
+
+    reason: str
+    spm_needed: int | None
+
+
+def _remembered(cache: dict, key, compute):
+    """`compute()` once per key: its result, or again its `Rejected` (a fresh one)."""
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = compute()
+        except Rejected as e:
+            found = _Refused(str(e), e.spm_needed)
+        cache[key] = found
+    if isinstance(found, _Refused):
+        raise Rejected(found.reason, found.spm_needed)
+    return found
 
 
 def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
              shared: Evaluator | None = None) -> Plan:
     """The plan of a candidate, or `Rejected`."""
+    return prepare(spec, cand, config, allocate_spm, shared).plan
+
+
+class Pending:
+    """A candidate evaluated up to its estimate: whether it fits (data split, SPM
+    allocation), its tiles and SPM peak, and `lower_bound`, cycles its estimate cannot go
+    below (`estimate_lower_bound`); `plan` runs the estimate (once) and gives the Plan.
+    The search compares a candidate's bound with the best plan so far and runs the
+    estimate only when the candidate could win."""
+
+    __slots__ = ("candidate", "tiles", "spm_peak", "lower_bound", "_finish", "_plan")
+
+    def __init__(self, candidate: Candidate, tiles: int, spm_peak: int, lower_bound: int,
+                 finish):
+        self.candidate, self.tiles, self.spm_peak = candidate, tiles, spm_peak
+        self.lower_bound, self._finish, self._plan = lower_bound, finish, None
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan, self._finish = self._finish(), None
+        return self._plan
+
+    @property
+    def cycles(self) -> int:
+        return self.plan.cycles
+
+
+def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,
+            shared: Evaluator | None = None) -> Pending:
+    """`evaluate` up to the estimate (a `Pending`), or `Rejected`."""
     shared = shared or Evaluator(spec, config)
-    split = data_split(spec, cand, config, shared.propagate)
+    split, unstaged = shared.split(cand)
     if split.tiles > config.tiles_per_chip:
         raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
-    ts = tasks(spec, cand, split, config)
+    ts = tasks(spec, cand, split, config, unstaged)
     values = spm_buffers(spec, split, ts, config)
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
@@ -797,13 +925,27 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    total, busy = estimate(spec, ts, schedule_of(spec, cand, split, values, buffers), config)
+    schedule = schedule_of(spec, cand, split, values, buffers)
     placed = None
     if allocate_spm:
         try:
             placed = allocate(buffers, align, capacity)
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
+
+    group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
+
+    def finish() -> Plan:
+        total, busy = estimate(spec, ts, schedule, config)
+        return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
+                     group_bound_cycles, total, busy)
+
+    return Pending(cand, split.tiles, placed.peak if placed else bound,
+                   estimate_lower_bound(ts, schedule, config), finish)
+
+
+def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,
+          total, busy) -> Plan:
     offsets = dict(placed.offsets) if placed else {}
     plans = []
     for v in values:
@@ -822,7 +964,7 @@ def evaluate(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: 
         slice_shapes=tuple(s or () for s in split.slice_shapes),
         buffers=tuple(plans), spm_peak=placed.peak if placed else bound,
         spm_lower_bound=placed.lower_bound if placed else bound, cycles=total,
-        bound_cycles=shared.bound,
+        bound_cycles=group_bound_cycles,
         engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
                       if busy[lane]),
         ddr_bytes=ddr_bytes,

@@ -17,14 +17,15 @@ every split of every dim, the three pipeline modes, every reduction cut), up to
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from tx8c.errors import Tx8Error
 from tx8c.interfaces.sharding import LoopDim, piece_bounds
-from tx8c.slicing.evaluate import Evaluator, Rejected
+from tx8c.slicing.evaluate import Evaluator, Pending, Rejected
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Candidate, Plan, ReduceCut
 from tx8c.slicing.space import (
@@ -84,14 +85,18 @@ class _Best:
     evaluator: Evaluator | None
     plan: Plan | None = None
     evaluated: int = 0
-    found: list[Plan] = field(default_factory=list)
+    found: list[Pending] = field(default_factory=list)
     smallest_spm: int | None = None
     first_reason: str = ""
 
-    def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Plan | None:
+    def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Pending | None:
+        """Evaluates `cand` (None when rejected); its estimate runs only when it could
+        beat the best plan so far (branch and bound: its cycles are at least its
+        `lower_bound`, and `_better` compares cycles first), else when a phase of the
+        search asks for its cycles."""
         self.evaluated += 1
         try:
-            plan = self.evaluator(cand)
+            plan = self.evaluator.pending(cand)
         except Rejected as e:
             self.first_reason = self.first_reason or str(e)
             need = e.spm_needed
@@ -100,9 +105,33 @@ class _Best:
                     self.smallest_spm, need)
             return None
         self.found.append(plan)
-        if self.plan is None or _better(plan, self.plan):
-            self.plan = plan
+        if self.plan is None:
+            self.plan = plan.plan
+        elif plan.lower_bound <= self.plan.cycles and _better(plan.plan, self.plan):
+            self.plan = plan.plan
         return plan
+
+
+def by_cycles(entries: Sequence[Pending]) -> Iterator[Pending]:
+    """`entries` in the order of `sorted(entries, key=cycles)` (stable: ties keep their
+    order), running their estimates only as far as the order needs: an entry is given
+    once every entry not estimated yet has a lower bound above its cycles."""
+    waiting = sorted(range(len(entries)), key=lambda i: (entries[i].lower_bound, i))
+    known: list[tuple[int, int]] = []  # (cycles, position)
+    w = 0
+    while known or w < len(waiting):
+        if w < len(waiting) and (not known
+                                 or entries[waiting[w]].lower_bound <= known[0][0]):
+            i = waiting[w]
+            w += 1
+            heapq.heappush(known, (entries[i].cycles, i))
+            continue
+        yield entries[heapq.heappop(known)[1]]
+
+
+def _fastest(entries: Sequence[Pending]) -> Pending:
+    """`min(entries, key=cycles)` (the first of equal ones), estimating only as needed."""
+    return next(by_cycles(entries))
 
 
 def _better(a: Plan, b: Plan) -> bool:
@@ -199,7 +228,7 @@ def _default_search(spec, config, options, best: _Best) -> None:
             plan = best.offer(spec, cand, config)
             if plan is not None:
                 plans.append(plan)
-        top = min(plans, key=lambda p: p.cycles)
+        top = _fastest(plans)
         scored.append((top.cycles, sharding, fitted.candidate.split))
     scored.sort()
     for _, sharding, split in scored[: options.refine]:
@@ -230,18 +259,19 @@ def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     """The `refine` best pipelined plans with a stage per engine change (`deep`), and
     the best of those with more steps along each dim (deeper pipelines pay off over
     more steps). Whether any deep plan fits."""
-    shallow = sorted((p for p in best.found if p.candidate.pipelined
-                      and not p.candidate.deep), key=lambda p: p.cycles)
+    shallow = [p for p in best.found if p.candidate.pipelined and not p.candidate.deep]
     seen = set()
-    for plan in shallow:
+    for plan in by_cycles(shallow):
+        if len(seen) >= options.refine:
+            break
         cand = replace(plan.candidate, deep=True)
-        if cand not in seen and len(seen) < options.refine:
+        if cand not in seen:
             seen.add(cand)
             best.offer(spec, cand, config)
     deep = [p for p in best.found if p.candidate.deep]
     if not deep:
         return False
-    base = min(deep, key=lambda p: p.cycles).candidate
+    base = _fastest(deep).candidate
     share = _share(spec.anchor_loops, base.sharding)
     for cand in _deeper(base, share, granules, order, options):
         best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
@@ -267,7 +297,7 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
-                    ) -> Plan | None:
+                    ) -> Pending | None:
     """The seed's DS_TileSplit: split one dim at a time (in `split_order`) until the
     candidate fits; its unpipelined form is offered too."""
     split = [1] * len(share)
@@ -276,7 +306,7 @@ def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
         plan = best.offer(spec, cand, config)
         if plan is not None:
             other = best.offer(spec, replace(cand, pipelined=False), config)
-            return plan if other is None or plan.cycles <= other.cycles else other
+            return plan if other is None else _fastest([plan, other])
         grown = _grow(split, share, granules, order)
         if grown is None:
             return None

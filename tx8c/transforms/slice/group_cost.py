@@ -117,18 +117,19 @@ def write_plan(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
     group.attributes["sp_stage_num"] = _int(max(plan.stages, default=0) + 1)
     group.attributes[PLAN_ATTR] = StringAttr(json.dumps(plan.as_dict(), sort_keys=True,
                                                         separators=(",", ":")))
-    shares = tiles(spec, plan.candidate, config)
-    body = [op for op in group.block.ops if op is not group.yield_op]
-    for node, op in zip(spec.nodes, body, strict=True):
-        _write_op(op, node, plan, shares, spec)
-
-
-def _write_op(op, node, plan: Plan, shares, spec) -> None:
     from tx8c.slicing.propagate import propagate
 
+    shares = [propagate(spec, tile.anchor) for tile in tiles(spec, plan.candidate, config)]
+    body = [op for op in group.block.ops if op is not group.yield_op]
+    for node, op in zip(spec.nodes, body, strict=True):
+        _write_op(op, node, plan, shares)
+
+
+def _write_op(op, node, plan: Plan, shares) -> None:
+    """`shares`: each tile's windows (`propagate` of its anchor)."""
     per_dim = [set() for _ in node.slicer.loops]
-    for tile in shares:
-        window = propagate(spec, tile.anchor).loops[node.index]
+    for windows in shares:
+        window = windows.loops[node.index]
         if window is not None:
             for d in range(window.rank):
                 per_dim[d].add(window.dim(d))

@@ -1,0 +1,99 @@
+"""The search's branch and bound: a candidate's estimate runs only when it could win.
+
+`estimate_lower_bound` must never exceed the estimate (else the search could skip the
+best plan), the lazy order `by_cycles` must equal a stable sort by cycles, and the search
+must choose the same plan as one that estimates every candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import islice
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.unit.slicing.helpers import the_group
+from tests.unit.slicing.test_plans import CHAINS, SMALL, random_candidate
+from tx8c.slicing import evaluate as evaluate_module
+from tx8c.slicing import search as search_module
+from tx8c.slicing.evaluate import Evaluator, Rejected
+from tx8c.slicing.group import group_spec
+from tx8c.slicing.search import (
+    NoPlan,
+    SearchOptions,
+    by_cycles,
+    exhaustive_candidates,
+    search,
+)
+from tx8c.target.config import DEFAULT_CONFIG
+
+
+def _spec(name: str, seed: int):
+    module, _ = CHAINS[name](np.random.default_rng(seed))
+    return group_spec(the_group(module))
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_the_bound_never_exceeds_the_estimate_on_the_space(name):
+    spec = _spec(name, 3)
+    evaluator = Evaluator(spec, SMALL)
+    bounded = 0
+    space = exhaustive_candidates(spec, SMALL, SearchOptions(mode="exhaustive"))
+    for cand in islice(space, 0, None, 7):  # every 7th: all shardings, fewer splits
+        try:
+            pending = evaluator.pending(cand, allocate_spm=False)
+        except Rejected:
+            continue
+        assert pending.lower_bound <= pending.cycles, cand
+        bounded += pending.lower_bound > 0
+    assert bounded > 0  # the bound is not vacuous
+
+
+@pytest.mark.parametrize("name", sorted(CHAINS))
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_bound_never_exceeds_the_estimate_on_random_candidates(name, seed):
+    rng = np.random.default_rng(seed)
+    spec = _spec(name, seed)
+    for config in (SMALL, DEFAULT_CONFIG):
+        try:
+            pending = Evaluator(spec, config).pending(random_candidate(rng, spec), False)
+        except Rejected:
+            continue
+        assert pending.lower_bound <= pending.cycles
+
+
+@dataclass
+class _Entry:
+    lower_bound: int
+    cycles: int
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), max_size=12))
+def test_by_cycles_is_a_stable_sort_by_cycles(pairs):
+    entries = [_Entry(min(a, b), max(a, b)) for a, b in pairs]
+    got = list(by_cycles(entries))
+    assert [id(e) for e in got] == [id(e) for e in sorted(entries, key=lambda e: e.cycles)]
+
+
+@pytest.mark.parametrize("mode", ["default", "exhaustive"])
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_the_search_chooses_what_estimating_everything_chooses(name, mode, monkeypatch):
+    spec = _spec(name, 5)
+    options = SearchOptions(mode=mode, max_candidates=400)
+    bounded = [_outcome(spec, config, options) for config in (SMALL, DEFAULT_CONFIG)]
+    monkeypatch.setattr(evaluate_module, "estimate_lower_bound", lambda *_: 0)
+    everything = [_outcome(spec, config, options) for config in (SMALL, DEFAULT_CONFIG)]
+    assert bounded == everything
+
+
+def _outcome(spec, config, options):
+    search_module._searched.cache_clear()  # search anew, not from the process's memo
+    try:
+        return search(spec, config, options)
+    except NoPlan as e:
+        return str(e)
