@@ -48,6 +48,7 @@ first start to its last finish, busy cycles per engine lane, DDR bytes moved).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -60,7 +61,18 @@ from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
-from tx8c.target.mem_layout import address_map, byte_size, pack_into, resolve_dtype, unpack
+from tx8c.target.mem_layout import (
+    address_map,
+    box_address_map,
+    byte_size,
+    pack_into,
+    resolve_dtype,
+    unpack,
+)
+
+WHOLE_MAP_ELEMENTS = 1 << 22
+"""Tensors up to this many elements get their whole element map cached (sliced by every
+DMA); a larger one (an embedding table) computes each window's addresses alone."""
 
 SCRATCH = 0xA5
 """What a kernel leaves in its scratch (and what a DMA of nothing would read)."""
@@ -242,10 +254,18 @@ class CModelV2:
         None when the layout has an offset that is no whole number of items."""
         self._check_ddr_window(name, window, where)
         t = self.program.tensor(name)
-        emap = _element_map(t.shape, t.dtype, t.layout, self.config)
-        if emap is None:
-            return None
         itemsize = resolve_dtype(t.dtype).itemsize
+        if math.prod(t.shape) <= WHOLE_MAP_ELEMENTS:
+            emap = _element_map(t.shape, t.dtype, t.layout, self.config)
+            if emap is None:
+                return None
+            positions = emap[window.slices()]
+        else:  # an embedding table: the window's addresses alone
+            addresses = box_address_map(t.shape, t.dtype, t.layout, window.start,
+                                        window.stop, self.config)
+            if addresses.size and (addresses % itemsize).any():
+                return None
+            positions = addresses // itemsize
         size = _nbytes(t.shape, t.dtype, t.layout, self.config)
         at = t.offset - self.var_base
         if size % itemsize or t.offset + size > self.ddr.size or (
@@ -253,7 +273,7 @@ class CModelV2:
             return None
         items = self.ddr[t.offset:t.offset + size].view(f"<u{itemsize}")
         tags = self.tags[at:at + size].reshape(-1, itemsize) if t.kind != "constant" else None
-        return emap[window.slices()], items, tags
+        return np.asarray(positions), items, tags
 
     def _check_ddr_window(self, name: str, window: Window, where: str) -> None:
         t = self.program.tensor(name)

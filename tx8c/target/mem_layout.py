@@ -462,6 +462,26 @@ def address_map(
     return _flat_addresses(plan, flat).reshape(plan.shape)
 
 
+def box_address_map(
+    shape: Sequence[int],
+    dtype: Any,
+    layout: LayoutMode | str,
+    start: Sequence[int],
+    stop: Sequence[int],
+    config: TX8Config = DEFAULT_CONFIG,
+) -> np.ndarray:
+    """`address_map(shape, ...)[start:stop]` (one [start, stop) per dimension) without
+    building the whole map: what a DMA of a window of a large tensor needs."""
+    plan = layout_plan(shape, dtype, layout, config)
+    flat = np.zeros([b - a for a, b in zip(start, stop, strict=True)], np.int64)
+    row = 1
+    for axis in reversed(range(len(plan.shape))):
+        index = np.arange(start[axis], stop[axis], dtype=np.int64) * row
+        flat += index.reshape([-1] + [1] * (len(plan.shape) - 1 - axis))
+        row *= plan.shape[axis]
+    return _flat_addresses(plan, flat)
+
+
 def _flat_addresses(plan: LayoutPlan, flat: np.ndarray) -> np.ndarray:
     """Byte offsets of the elements at row-major positions `flat` (the (N, HW, C) view
     flattened is the shape flattened)."""
