@@ -38,6 +38,9 @@ class CompileOptions:
     """A JSON file of op patterns; when given it replaces the built-in set."""
     opt_barrier: bool = True
     """Run group-dag (seed 003 opt_barrier): keep one barrier per layer of groups."""
+    regroup: int = 0
+    """regroup-by-cost's window: merge up to this many adjacent groups where the slicing
+    estimate says it pays; 0 (or 1) keeps the groups the patterns made."""
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
@@ -45,6 +48,8 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
+        if self.regroup < 0:
+            raise Tx8Error(f"--regroup must be >= 0 (a window of groups), got {self.regroup}")
         from tx8c.analysis.layout_problem import STRATEGIES
 
         if self.layout_strategy not in STRATEGIES:
@@ -113,14 +118,18 @@ def constants_spec() -> list[str]:
 
 def grouping_spec(options: CompileOptions) -> list[str]:
     """The grouping stage (seed 003): patterns (unless opt-group is none and no pattern
-    file is given), single groups for the rest, loads and stores, the tile region, and
-    one barrier per layer of groups (opt_barrier)."""
+    file is given), single groups for the rest, loads and stores, adjacent groups merged
+    where the slicing estimate says so (regroup), the tile region, and one barrier per
+    layer of groups (opt_barrier)."""
     stages = []
     if options.group_patterns is not None:
         stages.append(f'group-pattern{{pattern-file="{options.group_patterns}"}}')
     elif options.opt_group != "none":
         stages.append(f"group-pattern{{mode={options.opt_group}}}")
-    stages += ["group-optimization", "group-ldst", "group-mapping"]
+    stages += ["group-optimization", "group-ldst"]
+    if options.regroup > 1:
+        stages.append(f"regroup-by-cost{{window={options.regroup}}}")
+    stages += ["group-mapping"]
     if options.opt_barrier:
         stages.append("group-dag")
     return stages
@@ -136,14 +145,20 @@ def ddr_spec(options: CompileOptions) -> list[str]:
     return ["ddr-alloc"] + (["ddr-reorder"] if options.opt_ddr else [])
 
 
+def pipeline_stages(options: CompileOptions) -> list[tuple[str, list[str]]]:
+    """The stages in order, each with its passes (DESIGN.md's stage names)."""
+    return [
+        ("midend", midend_spec() if options.opt_level >= 1 else []),
+        ("layout", layout_spec(options.layout_strategy)),
+        ("constants", constants_spec()),
+        ("grouping", grouping_spec(options)),
+        ("slicing", slicing_spec(options)),
+        ("ddr", ddr_spec(options)),
+    ]
+
+
 def pipeline_spec(options: CompileOptions) -> str:
-    stages = midend_spec() if options.opt_level >= 1 else []
-    stages += layout_spec(options.layout_strategy)
-    stages += constants_spec()
-    stages += grouping_spec(options)
-    stages += slicing_spec(options)
-    stages += ddr_spec(options)
-    return ",".join(stages)
+    return ",".join(p for _, passes in pipeline_stages(options) for p in passes)
 
 
 def build_pipeline(options: CompileOptions) -> list[ModulePass]:
@@ -157,6 +172,8 @@ def build_pipeline(options: CompileOptions) -> list[ModulePass]:
 class StageRecord:
     name: str
     seconds: float
+    stage: str = ""
+    """The stage the pass belongs to (`pipeline_stages`)."""
 
 
 def stage_name(p: ModulePass) -> str:
@@ -176,9 +193,13 @@ def gc_paused():
     The IR is millions of long-lived objects; the collector's full passes over them make
     large graphs look superlinear (measured: the layout stage on 100k ops grows 1.3-1.6x
     faster than linearly with the collector on, 1.05x with it paused). Passes create few
-    reference cycles, which are collected when the collector resumes.
+    reference cycles, which are collected when the collector resumes. Nested in another
+    `gc_paused` (or with the collector off), it does nothing.
     """
     was_enabled = gc.isenabled()
+    if not was_enabled:  # paused already (a caller's gc_paused): nothing to do
+        yield
+        return
     gc.collect()
     gc.freeze()
     gc.disable()
@@ -198,13 +219,14 @@ def run_pipeline(
     """Run the pipeline on `module` in place; return the per-pass wall times."""
     ctx = make_context()
     records = []
+    stages = [stage for stage, passes in pipeline_stages(options) for _ in passes]
     with gc_paused():  # once for the whole pipeline: a full collection costs 0.1 s on BERT
-        for p in build_pipeline(options):
+        for p, stage in zip(build_pipeline(options), stages, strict=True):
             start = time.perf_counter()
             p.apply(ctx, module)
             module.verify()
             name = stage_name(p)
-            records.append(StageRecord(name, time.perf_counter() - start))
+            records.append(StageRecord(name, time.perf_counter() - start, stage))
             if after_each is not None:
                 after_each(name, module)
     return records

@@ -65,6 +65,13 @@ def test_compile_writes_model_stages_and_report(cnn: Path, tmp_path: Path) -> No
     report = json.loads((out / "report.json").read_text())
     assert report["op_counts"]["Conv"] == 6
     assert report["pass_seconds"][0]["pass"] == "import"
+    phases = report["phase_seconds"]  # the whole compile, phase by phase, in order
+    assert list(phases) == ["import", "midend", "layout", "constants", "grouping", "slicing",
+                            "ddr", "lower", "write-constants", "simulate", "report",
+                            "write-ir", "write-program"]
+    assert all(s >= 0 for s in phases.values())
+    assert phases["slicing"] == pytest.approx(sum(
+        p["seconds"] for p in report["pass_seconds"] if p["pass"] == "group-cost"), abs=1e-5)
     stages = sorted(p.name for p in (out / "stages").iterdir())
     assert len(stages) == len(report["pass_seconds"]) and stages[1] == "01-legalize.mlir"
     assert report["onnx_op_counts"]["BatchNormalization"] == 6

@@ -371,8 +371,9 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     # -- OpLib defaults --------------------------------------------------------------------
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
-        shapes = self.input_shapes() or [tuple(self.results[0].type.get_shape())]
-        batch = shapes[0][0] if shapes[0] else 1
+        first = (self.operands or self.results)[0]  # only its shape matters
+        shape = first.type.get_shape()
+        batch = shape[0] if shape else 1
         return "Tensor" if batch == 1 else "NTensor"
 
     def is_broadcast(self) -> bool:

@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from functools import reduce as _fold
+from operator import le, sub
 
 import numpy as np
 from xdsl.utils.str_enum import StrEnum
@@ -62,6 +62,31 @@ from tx8c.ir_utils import shape_of
 # --------------------------------------------------------------------------------------
 
 
+class cached_field:
+    """A property computed once per object and kept in its `__dict__` (works on frozen
+    dataclasses, whose `__setattr__` refuses: the descriptor writes the dict itself).
+
+    `functools.cached_property` does the same but takes a lock on every first access in
+    Python 3.11; the slicing search creates hundreds of thousands of Windows and asks
+    each its shape once, and the lock was a tenth of the search's time. These objects are
+    never shared between threads, so no lock is needed. Being a non-data descriptor, the
+    stored value shadows it on every later access."""
+
+    def __init__(self, compute):
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.compute(obj)
+        return value
+
+
 @dataclass(frozen=True)
 class Window:
     """A box of an index space: [start[d], stop[d]) along every dim d."""
@@ -69,28 +94,35 @@ class Window:
     start: tuple[int, ...]
     stop: tuple[int, ...]
 
+    # The methods below run millions of times in the slicing search and the lowering:
+    # they loop in C (map, zip) rather than in generator expressions.
     @staticmethod
     def whole(shape: Sequence[int]) -> Window:
-        return Window(tuple(0 for _ in shape), tuple(int(d) for d in shape))
+        return Window((0,) * len(shape), tuple(map(int, shape)))
 
     @staticmethod
     def of(pairs: Sequence[tuple[int, int]]) -> Window:
-        return Window(tuple(a for a, _ in pairs), tuple(b for _, b in pairs))
+        if not pairs:
+            return Window((), ())
+        starts, stops = zip(*pairs, strict=True)
+        return Window(starts, stops)
 
     @property
     def rank(self) -> int:
         return len(self.start)
 
-    @cached_property
+    @cached_field
     def shape(self) -> tuple[int, ...]:
-        return tuple(b - a for a, b in zip(self.start, self.stop, strict=True))
+        _same_rank(self.start, self.stop)
+        return tuple(map(sub, self.stop, self.start))
 
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def is_empty(self) -> bool:
-        return any(b <= a for a, b in zip(self.start, self.stop, strict=True))
+        _same_rank(self.start, self.stop)
+        return any(map(le, self.stop, self.start))
 
     def dim(self, d: int) -> tuple[int, int]:
         return self.start[d], self.stop[d]
@@ -124,17 +156,15 @@ class Window:
         )
 
     def intersect(self, other: Window) -> Window:
-        return Window(
-            tuple(max(a, c) for a, c in zip(self.start, other.start, strict=True)),
-            tuple(min(b, d) for b, d in zip(self.stop, other.stop, strict=True)),
-        )
+        _same_rank(self.start, other.start)
+        return Window(tuple(map(max, self.start, other.start)),
+                      tuple(map(min, self.stop, other.stop)))
 
     def hull(self, other: Window) -> Window:
         """The smallest window holding both."""
-        return Window(
-            tuple(min(a, c) for a, c in zip(self.start, other.start, strict=True)),
-            tuple(max(b, d) for b, d in zip(self.stop, other.stop, strict=True)),
-        )
+        _same_rank(self.start, other.start)
+        return Window(tuple(map(min, self.start, other.start)),
+                      tuple(map(max, self.stop, other.stop)))
 
     def contains(self, other: Window) -> bool:
         return all(
@@ -144,6 +174,11 @@ class Window:
 
     def __str__(self) -> str:
         return "[" + ", ".join(f"{a}:{b}" for a, b in self.pairs()) + "]"
+
+
+def _same_rank(a: tuple, b: tuple) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"windows of rank {len(a)} and {len(b)} do not match")
 
 
 class Combine(StrEnum):
@@ -294,16 +329,16 @@ class Slicer:
     """The first result's element type (IR name)."""
 
     # -- the loop space ---------------------------------------------------------------------
-    @property
+    @cached_field
     def loop_shape(self) -> tuple[int, ...]:
         return tuple(d.size for d in self.loops)
 
-    @property
+    @cached_field
     def num_outputs(self) -> int:
         """How many leading loop dims are output dims (the rest are reductions)."""
         return sum(1 for d in self.loops if not d.is_reduction)
 
-    @property
+    @cached_field
     def combine(self) -> Combine | None:
         """How partial results over reduction pieces combine (None: no reduction)."""
         return next((d.reduce for d in self.loops if d.is_reduction), None)
@@ -476,9 +511,10 @@ def broadcast_axes(shape: Sequence[int], out: Sequence[int]) -> tuple[int | None
 def follow_axes(loops: Window, axes: Sequence[int | None], shape: Sequence[int]) -> Window:
     """An operand's window: the loop window along the dims that follow a loop dim, the
     whole dim elsewhere."""
-    return Window.of(
-        [(0, size) if a is None else loops.dim(a) for a, size in zip(axes, shape, strict=True)]
-    )
+    _same_rank(axes, shape)
+    start, stop = loops.start, loops.stop
+    return Window(tuple(0 if a is None else start[a] for a in axes),
+                  tuple(size if a is None else stop[a] for a, size in zip(axes, shape)))
 
 
 def cut_to(array: np.ndarray, wanted: Window, computed: Window) -> np.ndarray:

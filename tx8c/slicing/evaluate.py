@@ -49,7 +49,7 @@ from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
-from tx8c.slicing.propagate import Infeasible, check_cuts, propagate
+from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
 from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import cycles, ddr_bytes_per_cycle, mesh_hops, noc_transfer_cycles
@@ -230,29 +230,9 @@ def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
 
 
 def _largest(spec, samples):
-    slice_shapes: list[tuple[int, ...] | None] = [None] * len(spec.nodes)
-    values: dict[ValueRef, tuple[int, ...]] = {}
-    results: dict[ValueRef, tuple[int, ...]] = {}
-
-    def grow(table, key, shape):
-        old = table.get(key)
-        table[key] = shape if old is None else tuple(max(a, b) for a, b in zip(old, shape,
-                                                                              strict=True))
-
-    for w in samples:
-        for n in spec.nodes:
-            loop = w.loops[n.index]
-            if loop is None:
-                continue
-            shape = loop.shape
-            slice_shapes[n.index] = shape if slice_shapes[n.index] is None else tuple(
-                max(a, b) for a, b in zip(slice_shapes[n.index], shape, strict=True))
-            for r, out in enumerate(n.slicer.result_windows(loop)):
-                if out is not None:
-                    grow(results, ValueRef(n.index, r), out.shape)
-        for ref, window in w.values.items():
-            grow(values, ref, window.shape)
-    return slice_shapes, values, results
+    """Per node, result and value read, the largest shape over the samples (computed in
+    `propagate.largest_shapes`, which keeps each sample's shapes with its windows)."""
+    return largest_shapes(spec, samples)
 
 
 def _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, origin, propagate

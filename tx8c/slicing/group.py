@@ -26,18 +26,23 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine
-from tx8c.interfaces.sharding import Slicer
+from tx8c.interfaces.sharding import Slicer, cached_field
 from tx8c.ir_utils import stored_layout
 
 
-@dataclass(frozen=True)
-class ValueRef:
+class ValueRef(NamedTuple):
     """A value of the group: result `index` of node `node`, or group input `index` when
-    `node` is -1."""
+    `node` is -1.
+
+    A named tuple rather than a frozen dataclass: the search hashes and builds millions
+    of them (window tables are keyed by them), and a tuple's hash and equality run in C.
+    Same hash as the dataclass had (the hash of its fields' tuple), so sets of them
+    iterate in the same order; the same repr."""
 
     node: int
     index: int
@@ -108,6 +113,12 @@ class GroupSpec:
             self.inputs, self.outputs, self.anchor,
         )
 
+    @cached_field
+    def result_refs(self) -> tuple[tuple[ValueRef, ...], ...]:
+        """For each node, the refs of its results."""
+        return tuple(tuple(ValueRef(n.index, r) for r in range(len(n.results)))
+                     for n in self.nodes)
+
     def users(self) -> list[list[tuple[int, int]]]:
         """For each node, the (node, operand index) pairs that read one of its results."""
         users: list[list[tuple[int, int]]] = [[] for _ in self.nodes]
@@ -161,8 +172,14 @@ def group_spec(group) -> GroupSpec:
     outputs = tuple(
         ValueRef(-1, args[v]) if v in args else number[v] for v in group.yield_op.operands
     )
-    anchor, sliceable = _anchor(nodes, outputs)
-    inputs = tuple(_stored(arg) for arg in block.args)
+    return assemble_spec(nodes, tuple(_stored(arg) for arg in block.args), outputs)
+
+
+def assemble_spec(nodes, inputs: tuple[Stored, ...], outputs: tuple[ValueRef, ...]
+                  ) -> GroupSpec:
+    """A GroupSpec of `nodes` (topologically ordered, numbered by position) with its
+    anchor found (also how regroup-by-cost makes the spec of merged groups)."""
+    anchor, sliceable = _anchor(list(nodes), outputs)
     return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
 
 

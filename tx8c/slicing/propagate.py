@@ -30,29 +30,87 @@ class Windows:
     loops: tuple[Window | None, ...]
     values: dict[ValueRef, Window]
 
+    def shapes(self, spec: GroupSpec) -> WindowShapes:
+        """The shapes of these windows and of the results they produce (`spec` is the
+        group they were propagated in). Computed once: the search's propagator hands out
+        the same Windows for the same slice, and asks their shapes for every candidate
+        that samples that slice."""
+        found = self.__dict__.get("_shapes")
+        if found is None:
+            found = _window_shapes(spec, self)
+            object.__setattr__(self, "_shapes", found)
+        return found
+
+
+@dataclass(frozen=True)
+class WindowShapes:
+    """Per node the shape of its loop window (None: it computes nothing); per result a
+    node produces, the shape of its window; per value read, the shape read of it."""
+
+    loops: tuple[tuple[int, ...] | None, ...]
+    results: dict[ValueRef, tuple[int, ...]]
+    values: dict[ValueRef, tuple[int, ...]]
+
+
+def _window_shapes(spec: GroupSpec, windows: Windows) -> WindowShapes:
+    results = {}
+    for node, loop in zip(spec.nodes, windows.loops, strict=True):
+        if loop is not None:
+            for r, out in enumerate(node.slicer.result_windows(loop)):
+                if out is not None:
+                    results[ValueRef(node.index, r)] = out.shape
+    return WindowShapes(
+        tuple(None if loop is None else loop.shape for loop in windows.loops), results,
+        {ref: window.shape for ref, window in windows.values.items()})
+
+
+def largest_shapes(spec: GroupSpec, samples: list[Windows]
+                   ) -> tuple[list[tuple[int, ...] | None], dict, dict]:
+    """Dim by dim the largest of the samples' shapes: (per node its loop window's, None
+    when it computes nothing in any sample; per value read; per result produced), the
+    keys of both tables in the order they first appear in the samples."""
+    loops: list[tuple[int, ...] | None] = [None] * len(spec.nodes)
+    results: dict[ValueRef, tuple[int, ...]] = {}
+    values: dict[ValueRef, tuple[int, ...]] = {}
+    for w in samples:
+        shapes = w.shapes(spec)
+        for i, shape in enumerate(shapes.loops):
+            if shape is not None:
+                loops[i] = _larger(loops[i], shape)
+        for table, new in ((results, shapes.results), (values, shapes.values)):
+            for ref, shape in new.items():
+                table[ref] = _larger(table.get(ref), shape)
+    return loops, values, results
+
+
+def _larger(old: tuple[int, ...] | None, shape: tuple[int, ...]) -> tuple[int, ...]:
+    if old is None or old == shape:
+        return shape
+    if len(old) != len(shape):
+        raise ValueError(f"shapes {old} and {shape} differ in rank")
+    return tuple(map(max, old, shape))
+
 
 def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None = None
               ) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
     `reduce[node]` is the window of that node's reduction dims (whole by default)."""
     reduce = reduce or {}
-    users = spec.users()
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
-    for node in reversed(spec.nodes):
+    for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
         slicer = node.slicer
         if node.index == spec.anchor:
             window = _with_reduction(slicer, anchor, reduce.get(node.index))
         else:
-            results = [needed.get(ValueRef(node.index, r)) for r in range(len(node.results))]
-            if all(w is None for w in results) and not users[node.index]:
-                continue
-            if all(w is None for w in results):
-                continue
+            results = [needed.get(ref) for ref in refs]
+            if results.count(None) == len(results):
+                continue  # nothing downstream reads it in this slice
             window = _with_reduction(slicer, slicer.loops_for(results), reduce.get(node.index))
         loops[node.index] = window
         for ref, operand in zip(node.inputs, slicer.back_window(window), strict=True):
-            needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
+            held = needed.get(ref)
+            needed[ref] = operand if held is None else held.hull(operand)
     _side_stores(spec, loops, needed)
     if anchor == Window.whole(spec.anchor_shape):
         _whole_rest(spec, loops, needed)
@@ -74,7 +132,10 @@ def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
     """A node's loop window: its output part, then its reduction dims (whole unless the
     plan cuts them)."""
-    tail = tail or Window.whole(slicer.loop_shape[slicer.num_outputs:])
+    if tail is None:
+        if slicer.num_outputs == len(slicer.loops):
+            return out  # no reduction dims: the output window is the loop window
+        tail = Window.whole(slicer.loop_shape[slicer.num_outputs:])
     return Window(out.start + tail.start, out.stop + tail.stop)
 
 
@@ -104,11 +165,12 @@ def check_cuts(spec: GroupSpec, whole: Windows, part: Windows, kind: str,
     whole_values = whole.values
     for node in spec.nodes:
         window, outer = part.loops[node.index], whole.loops[node.index]
-        if window is None or outer is None:
+        if window is None or outer is None or window == outer:
             continue
-        for d, dim in enumerate(node.slicer.loops):
-            lo, hi = window.dim(d)
-            if (lo, hi) == outer.dim(d):
+        for d, (dim, lo, hi, outer_lo, outer_hi) in enumerate(zip(
+                node.slicer.loops, window.start, window.stop, outer.start, outer.stop,
+                strict=True)):
+            if lo == outer_lo and hi == outer_hi:
                 continue
             if not (dim.shard if kind == "shard" else dim.split):
                 raise Infeasible(f"{node.label} cannot {kind} loop dim {d}")

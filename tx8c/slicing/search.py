@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from tx8c.errors import Tx8Error
 from tx8c.interfaces.sharding import LoopDim, piece_bounds
@@ -80,7 +81,7 @@ class NoPlan(Tx8Error):
 
 @dataclass
 class _Best:
-    evaluator: Evaluator
+    evaluator: Evaluator | None
     plan: Plan | None = None
     evaluated: int = 0
     found: list[Plan] = field(default_factory=list)
@@ -112,7 +113,44 @@ def _better(a: Plan, b: Plan) -> bool:
 def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOptions(),
            name: str = "group") -> Plan:
     """The best plan found for `spec`; `NoPlan` (naming the group and the smallest SPM
-    any candidate needed) when none fits."""
+    any candidate needed) when none fits.
+
+    The search is a pure function of the group's key, the target and the options, and
+    its result is remembered for the process (`_searched`): regroup-by-cost searches
+    the groups group-cost later plans, and equal groups of other models or runs reuse
+    it as templates do within a model."""
+    best = _searched(_Keyed(spec), config, options)
+    if best.plan is not None:
+        return replace(best.plan, candidates=best.evaluated)
+    if best.smallest_spm is None:
+        raise NoPlan(f"{name}: no sharding/split of its {len(spec.nodes)} ops can run: "
+                     f"{best.first_reason}")
+    need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)"
+    raise NoPlan(
+        f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in "
+        f"{config.spm_bytes_per_tile} bytes of SPM per tile{need}; give the target "
+        "more SPM (--target-config) or split the group (opt-group=none)"
+    )
+
+
+class _Keyed:
+    """A spec compared by its key (its labels do not change its plan)."""
+
+    def __init__(self, spec: GroupSpec):
+        self.spec = spec
+        self.key = spec.key
+        self._hash = hash(self.key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Keyed) and self.key == other.key
+
+
+@lru_cache(maxsize=4096)
+def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best:
+    spec = keyed.spec
     best = _Best(Evaluator(spec, config))
     loops = spec.anchor_loops
     if not spec.sliceable:
@@ -125,17 +163,9 @@ def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOp
             best.offer(spec, cand, config)
     else:
         _default_search(spec, config, options, best)
-    if best.plan is None:
-        if best.smallest_spm is None:
-            raise NoPlan(f"{name}: no sharding/split of its {len(spec.nodes)} ops can run: "
-                         f"{best.first_reason}")
-        need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)"
-        raise NoPlan(
-            f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in "
-            f"{config.spm_bytes_per_tile} bytes of SPM per tile{need}; give the target "
-            "more SPM (--target-config) or split the group (opt-group=none)"
-        )
-    return replace(best.plan, candidates=best.evaluated)
+    best.evaluator = None  # what is remembered: the outcome, not the evaluator's tables
+    best.found = []
+    return best
 
 
 # -- the default walk -----------------------------------------------------------------------

@@ -1,0 +1,87 @@
+"""regroup-by-cost through the whole compiler: every bundled example and random graphs
+compiled with it run on cmodel v2 equal to the reference executor; `tx8c compare
+--regroup` through the C program (a known C runtime limit, see the xfail); report.json's
+regroup section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from examples.make_models import MODELS
+from tests.e2e.test_cmodel_v2 import (
+    assert_compiled_equals_reference,
+    assert_matches,
+    split_reduction,
+)
+from tests.random_graphs import dag_steps
+from tx8c.cli.main import main
+from tx8c.codegen.lower import lower_module
+from tx8c.const_container import module_container
+from tx8c.frontend.onnx.importer import import_onnx
+from tx8c.frontend.onnx.loader import prepare
+from tx8c.frontend.onnx.runtime import random_inputs as onnx_inputs
+from tx8c.ir_utils import read_pass_stats
+from tx8c.pipeline import CompileOptions, run_pipeline
+from tx8c.sim.cmodel_v2 import run_program
+from tx8c.sim.reference import input_names, main_function, run_reference
+from tx8c.transforms.group.regroup_by_cost import STATS_ATTR
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_examples_with_regroup_equal_the_reference(name: str) -> None:
+    """Compiled with regroup-by-cost (which merges groups on every example): the
+    reference executor gives the imported model's values, and cmodel v2 runs the
+    lowered Program to the same values."""
+    model, _ = prepare(MODELS[name](), None)
+    inputs = onnx_inputs(model, seed=0)
+    module = import_onnx(model).module
+    ordered = [inputs[n] for n in input_names(main_function(module))]
+    expected = run_reference(module, ordered)
+    run_pipeline(module, CompileOptions(regroup=3))
+    stats = read_pass_stats(module, STATS_ATTR)["regroup-by-cost"]
+    assert stats["groups_after"] < stats["groups_before"]
+    for want, got in zip(expected, run_reference(module, ordered), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    container = module_container(module)
+    program = lower_module(module, container)
+    got, _ = run_program(program, module, ordered, container)
+    assert_matches(run_reference(module, ordered), got, not split_reduction(program))
+
+
+@pytest.mark.xfail(reason="the C runtime's elementwise kernels reject an operand buffer "
+                   "that holds a larger window than they read (a value loaded once with "
+                   "a Conv's halo and read by an Add in the same group): 'operand dim 2 "
+                   "(10) does not broadcast to 8'; cmodel v2 runs the same Program right",
+                   strict=False)
+def test_compare_with_regroup_through_the_c_program(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "residual_cnn.onnx"
+    onnx.save(MODELS["residual_cnn"](), path)
+    assert main(["compare", str(path), "--regroup", "3", "--json", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)["stages"]
+    assert "regroup-by-cost{window=3}" in [r["stage"] for r in rows]
+    assert all(r["verdict"] == "PASS" for r in rows)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dag_steps(max_size=12))
+def test_random_graphs_equal_the_reference(steps) -> None:
+    assert_compiled_equals_reference(steps, CompileOptions(regroup=3))
+
+
+def test_compile_reports_the_regrouping(tmp_path: Path) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(MODELS["mobilenet_block"](), path)
+    out = tmp_path / "out"
+    assert main(["compile", str(path), "-o", str(out), "--regroup", "3", "--quiet"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    regroup = report["regroup"]
+    assert report["options"]["regroup"] == 3
+    assert regroup["groups_after"] < regroup["groups_before"]
+    assert regroup["cycles_after"] < regroup["cycles_before"]
+    assert report["slicing"]["cycles"] == regroup["cycles_after"]
