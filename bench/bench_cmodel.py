@@ -54,8 +54,12 @@ def row(path: str, functional: bool) -> tuple[dict, list[dict]]:
         run_s = time.perf_counter() - start
     estimate = sum(timing.group_estimates.values())
     piped, deep = pipeline_quality(module)
+    kinds: dict[int, list[str]] = {}
+    for info in program.ops:
+        kinds.setdefault(info.group_id, []).append(info.name.split(".")[-1])
     groups = [{"group": g, "estimate": timing.group_estimates[g], "simulated": c,
-               "ratio": timing.group_estimates[g] / c if c else 0.0}
+               "ratio": timing.group_estimates[g] / c if c else 0.0,
+               "ops": "+".join(kinds.get(g, []))}
               for g, c in timing.group_cycles.items()]
     within = sum(1 for g in groups if abs(g["ratio"] - 1) <= 0.05)
     return {
@@ -87,6 +91,8 @@ def main() -> None:
     parser.add_argument("models", nargs="*")
     parser.add_argument("--functional", action="store_true",
                         help="also time a full cmodel v2 run (bytes + timing)")
+    parser.add_argument("--worst", type=int, default=12,
+                        help="how many of the worst groups (3 per model at most) to list")
     args = parser.parse_args()
     models = args.models or sorted(p for p in glob.glob("/work/models/*.onnx")
                                    if "_full" not in p)
@@ -110,9 +116,9 @@ def main() -> None:
               f"{r['timing_s']:8.1f} {run} {r['pipelined']:>4d}/{r['long']:<4d}", flush=True)
         worst += [(r["model"], g) for g in bad]
     print("\nworst groups (estimate / simulated):")
-    for model, g in sorted(worst, key=lambda x: -abs(x[1]["ratio"] - 1))[:12]:
+    for model, g in sorted(worst, key=lambda x: -abs(x[1]["ratio"] - 1))[:args.worst]:
         print(f"  {model:<16} group {g['group']:>4}: estimate {g['estimate']:>9} simulated "
-              f"{g['simulated']:>9} ratio {g['ratio']:.3f}")
+              f"{g['simulated']:>9} ratio {g['ratio']:.3f}  {g['ops'][:60]}")
 
 
 if __name__ == "__main__":

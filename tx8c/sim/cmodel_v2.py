@@ -48,18 +48,31 @@ first start to its last finish, busy cycles per engine lane, DDR bytes moved).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from tx8c.codegen.program import DdrRef, Dma, Kernel, NocReduce, Program, SpmRef
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
-from tx8c.target.mem_layout import address_map, byte_size, pack, resolve_dtype, unpack
+from tx8c.target.mem_layout import (
+    address_map,
+    box_address_map,
+    byte_size,
+    pack_into,
+    resolve_dtype,
+    unpack,
+)
+
+WHOLE_MAP_ELEMENTS = 1 << 22
+"""Tensors up to this many elements get their whole element map cached (sliced by every
+DMA); a larger one (an embedding table) computes each window's addresses alone."""
 
 SCRATCH = 0xA5
 """What a kernel leaves in its scratch (and what a DMA of nothing would read)."""
@@ -73,6 +86,19 @@ def _config(program: Program) -> TX8Config:
 @lru_cache(maxsize=4096)
 def _amap(shape: tuple[int, ...], dtype: str, layout: str, config: TX8Config) -> np.ndarray:
     return address_map(shape, dtype, layout, config)
+
+
+@lru_cache(maxsize=4096)
+def _element_map(shape: tuple[int, ...], dtype: str, layout: str,
+                 config: TX8Config) -> np.ndarray | None:
+    """Every element's position in its layout counted in elements (the byte offsets of
+    `address_map` over the item size), or None when an offset is not a whole number of
+    items (the byte-level gather handles those)."""
+    amap = _amap(shape, dtype, layout, config)
+    itemsize = resolve_dtype(dtype).itemsize
+    if amap.size and (amap % itemsize).any():
+        return None
+    return amap // itemsize
 
 
 @lru_cache(maxsize=65536)
@@ -144,6 +170,10 @@ class CModelV2:
                 self.tag_of[t.name] = self.tag_of[t.alias_of]
         self.spm: dict[int, np.ndarray] = {}
         self.owner: dict[int, np.ndarray] = {}
+        self.valid_from: dict[int, int] = {}
+        """Per tile, the first instruction id of the group it runs: an SPM byte whose
+        writer is older holds nothing valid (ids grow group after group, so this stands
+        for clearing the tile's SPM owners when it enters a group)."""
         self.written: dict[int, dict[int, tuple]] = {}
         self.ddr_moved = 0
 
@@ -165,13 +195,14 @@ class CModelV2:
     def read_spm(self, tile: int, ref: SpmRef, where: str) -> np.ndarray:
         lo, hi = self._range(ref, where)
         spm, owner = self._tile(tile)
+        valid = self.valid_from.get(tile, 0)
         writer = int(owner[lo]) if hi > lo else 0
-        if hi > lo and (writer < 0 or not (owner[lo:hi] == writer).all()):
-            bad = np.flatnonzero(owner[lo:hi] != writer) + lo if writer >= 0 else [lo]
+        if hi > lo and (writer < valid or not (owner[lo:hi] == writer).all()):
+            bad = np.flatnonzero(owner[lo:hi] != writer) + lo if writer >= valid else [lo]
             raise Tx8ComputeError(
                 f"{where}: reads SPM [{lo}, {hi}) of tile {tile}, but byte {int(bad[0])} "
                 + ("holds nothing valid (never written in this group, or a kernel's "
-                   "scratch)" if writer < 0 or owner[bad[0]] < 0 else
+                   "scratch)" if writer < valid or owner[bad[0]] < valid else
                    f"was last written by instruction {int(owner[bad[0]])}, not by the one "
                    f"that wrote the buffer (overlapping live buffers)"))
         made = self.written[tile].get((writer, ref.addr))
@@ -185,8 +216,7 @@ class CModelV2:
         lo, hi = self._range(ref, where)
         spm, owner = self._tile(tile)
         data = np.asarray(array).astype(resolve_dtype(ref.dtype).dtype, copy=False)
-        spm[lo:hi] = np.frombuffer(pack(data, ref.layout, self.config, dtype=ref.dtype),
-                                   np.uint8)
+        pack_into(spm[lo:hi], data, ref.layout, self.config, dtype=ref.dtype)
         owner[lo:hi] = writer
         self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
 
@@ -212,6 +242,40 @@ class CModelV2:
         owner[lo:hi] = -1
 
     def _ddr_elements(self, name: str, window: Window, where: str) -> tuple[np.ndarray, int]:
+        self._check_ddr_window(name, window, where)
+        t = self.program.tensor(name)
+        starts = t.offset + _amap(t.shape, t.dtype, t.layout, self.config)[window.slices()]
+        itemsize = resolve_dtype(t.dtype).itemsize
+        return starts, itemsize
+
+    def _ddr_items(self, name: str, window: Window, where: str):
+        """The window's element positions in the tensor's DDR bytes seen as items, the
+        items, and the tensor's per-byte tags as (item, byte) rows (None for a constant);
+        None when the layout has an offset that is no whole number of items."""
+        self._check_ddr_window(name, window, where)
+        t = self.program.tensor(name)
+        itemsize = resolve_dtype(t.dtype).itemsize
+        if math.prod(t.shape) <= WHOLE_MAP_ELEMENTS:
+            emap = _element_map(t.shape, t.dtype, t.layout, self.config)
+            if emap is None:
+                return None
+            positions = emap[window.slices()]
+        else:  # an embedding table: the window's addresses alone
+            addresses = box_address_map(t.shape, t.dtype, t.layout, window.start,
+                                        window.stop, self.config)
+            if addresses.size and (addresses % itemsize).any():
+                return None
+            positions = addresses // itemsize
+        size = _nbytes(t.shape, t.dtype, t.layout, self.config)
+        at = t.offset - self.var_base
+        if size % itemsize or t.offset + size > self.ddr.size or (
+                t.kind != "constant" and (at < 0 or at + size > self.tags.size)):
+            return None
+        items = self.ddr[t.offset:t.offset + size].view(f"<u{itemsize}")
+        tags = self.tags[at:at + size].reshape(-1, itemsize) if t.kind != "constant" else None
+        return np.asarray(positions), items, tags
+
+    def _check_ddr_window(self, name: str, window: Window, where: str) -> None:
         t = self.program.tensor(name)
         if any(a < 0 or b > d or a > b for (a, b), d in zip(window.pairs(), t.shape,
                                                            strict=True)):
@@ -220,32 +284,52 @@ class CModelV2:
         if t.offset < 0 or t.offset + t.size > self.program.ddr_bytes:
             raise Tx8ComputeError(f"{where}: tensor {name} [{t.offset}, {t.offset + t.size}) "
                                   f"is outside DDR ({self.program.ddr_bytes} bytes)")
-        starts = t.offset + _amap(t.shape, t.dtype, t.layout, self.config)[window.slices()]
-        itemsize = resolve_dtype(t.dtype).itemsize
-        return starts, itemsize
 
     def read_ddr(self, name: str, window: Window, where: str) -> np.ndarray:
+        found = self._ddr_items(name, window, where)
+        if found is None:
+            return self._read_ddr_bytes(name, window, where)
+        at, items, tags = found
+        t = self.program.tensor(name)
+        if tags is not None and at.size:
+            self._check_tags(name, window, tags[at, 0], where)
+        self.ddr_moved += at.size * items.itemsize
+        return items[at].view(resolve_dtype(t.dtype).dtype)
+
+    def _check_tags(self, name: str, window: Window, tags: np.ndarray, where: str) -> None:
+        """A load finds `name`'s bytes where it reads (`tags`: the first byte's of each
+        element)."""
+        if not (tags == self.tag_of[name]).all():
+            other = int(tags[tags != self.tag_of[name]][0])
+            held = "nothing" if other < 0 else self.program.tensors[other].name
+            raise Tx8ComputeError(
+                f"{where}: reads {window} of {name}, but DDR there holds {held} (read "
+                "before it was stored - a missing barrier? - or at a wrong offset)")
+
+    def _read_ddr_bytes(self, name: str, window: Window, where: str) -> np.ndarray:
         starts, itemsize = self._ddr_elements(name, window, where)
         t = self.program.tensor(name)
         if t.kind != "constant" and starts.size:
-            tags = self.tags[starts.ravel() - self.var_base]
-            if not (tags == self.tag_of[name]).all():
-                other = int(tags[tags != self.tag_of[name]][0])
-                held = "nothing" if other < 0 else self.program.tensors[other].name
-                raise Tx8ComputeError(
-                    f"{where}: reads {window} of {name}, but DDR there holds {held} (read "
-                    "before it was stored - a missing barrier? - or at a wrong offset)")
+            self._check_tags(name, window, self.tags[starts.ravel() - self.var_base], where)
         index = (starts[..., None] + np.arange(itemsize)).ravel()
         self.ddr_moved += index.size
         raw = self.ddr[index]
         return raw.view(resolve_dtype(t.dtype).dtype).reshape(window.shape)
 
     def write_ddr(self, name: str, window: Window, array: np.ndarray, where: str) -> None:
-        starts, itemsize = self._ddr_elements(name, window, where)
         t = self.program.tensor(name)
         if t.kind == "constant":
+            self._check_ddr_window(name, window, where)
             raise Tx8ComputeError(f"{where}: stores into constant {name}")
         data = np.ascontiguousarray(array, resolve_dtype(t.dtype).dtype)
+        found = self._ddr_items(name, window, where)
+        if found is not None:
+            at, items, tags = found
+            items[at] = data.view(items.dtype).reshape(at.shape)
+            tags[at] = self.tag_of[name]
+            self.ddr_moved += at.size * items.itemsize
+            return
+        starts, itemsize = self._ddr_elements(name, window, where)
         index = (starts[..., None] + np.arange(itemsize)).ravel()
         self.ddr[index] = data.view(np.uint8).ravel()
         self.tags[index - self.var_base] = self.tag_of[name]
@@ -316,7 +400,11 @@ class CModelV2:
     def run(self, inputs) -> tuple[list[np.ndarray], Timing]:
         self.check_epochs()
         self.load_inputs(inputs)
-        timing = _Simulation(self).run()
+        # One BLAS thread: the kernels' products are slices (tens of rows), too small to
+        # gain from threads, and on a loaded machine OpenBLAS's spinning threads made
+        # ResNet-50's run 3 to 7 times slower (bench/README.md). Results do not depend on it.
+        with threadpool_limits(limits=1, user_api="blas"):
+            timing = _Simulation(self).run()
         return self.outputs(), timing
 
     def timing(self) -> Timing:
@@ -545,8 +633,7 @@ class _Simulation:
                 last_group[t] = g
                 unfinished[t] = len(ids)
                 self.model.written[t] = {}
-                if t in self.model.owner:
-                    self.model.owner[t].fill(-1)
+                self.model.valid_from[t] = ids[0] if ids else len(ops)
                 for gid in ids:
                     key = (t, ops[gid].lane)
                     lanes.setdefault(key, []).append(gid)

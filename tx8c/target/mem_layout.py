@@ -71,6 +71,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import ml_dtypes
@@ -327,7 +328,27 @@ def layout_plan(
     layout: LayoutMode | str,
     config: TX8Config = DEFAULT_CONFIG,
 ) -> LayoutPlan:
-    """The `LayoutPlan` of a tensor of `shape` and `dtype` in `layout`."""
+    """The `LayoutPlan` of a tensor of `shape` and `dtype` in `layout`.
+
+    Memoised for the plain keys executors pass by the ten thousand (a tuple of ints, a
+    dtype name, a layout name): pack/unpack of every SPM buffer asks for its plan, and
+    checking the arguments cost more than the copy. Only exact ints and names take the
+    cache, so `True` for 1 or a bad name still reach the checks (errors are not cached).
+    """
+    if (type(shape) is tuple and all(type(d) is int for d in shape)
+            and isinstance(dtype, str | StorageType) and isinstance(layout, str | LayoutMode)):
+        return _cached_plan(shape, dtype, layout, config)
+    return _build_plan(shape, dtype, layout, config)
+
+
+@lru_cache(maxsize=16384)
+def _cached_plan(shape: tuple[int, ...], dtype: Any, layout: Any,
+                 config: TX8Config) -> LayoutPlan:
+    return _build_plan(shape, dtype, layout, config)
+
+
+def _build_plan(shape: Sequence[int], dtype: Any, layout: Any,
+                config: TX8Config) -> LayoutPlan:
     dims = _check_shape(shape)
     storage = resolve_dtype(dtype)
     layout = resolve_layout(layout)
@@ -439,6 +460,26 @@ def address_map(
     plan = layout_plan(shape, dtype, layout, config)
     flat = np.arange(plan.n * plan.hw * plan.c, dtype=np.int64)
     return _flat_addresses(plan, flat).reshape(plan.shape)
+
+
+def box_address_map(
+    shape: Sequence[int],
+    dtype: Any,
+    layout: LayoutMode | str,
+    start: Sequence[int],
+    stop: Sequence[int],
+    config: TX8Config = DEFAULT_CONFIG,
+) -> np.ndarray:
+    """`address_map(shape, ...)[start:stop]` (one [start, stop) per dimension) without
+    building the whole map: what a DMA of a window of a large tensor needs."""
+    plan = layout_plan(shape, dtype, layout, config)
+    flat = np.zeros([b - a for a, b in zip(start, stop, strict=True)], np.int64)
+    row = 1
+    for axis in reversed(range(len(plan.shape))):
+        index = np.arange(start[axis], stop[axis], dtype=np.int64) * row
+        flat += index.reshape([-1] + [1] * (len(plan.shape) - 1 - axis))
+        row *= plan.shape[axis]
+    return _flat_addresses(plan, flat)
 
 
 def _flat_addresses(plan: LayoutPlan, flat: np.ndarray) -> np.ndarray:

@@ -366,6 +366,22 @@ def test_element_address_agrees_with_pack(dtype, layout):
         assert flat.size == 0 or flat.max() + isz <= len(data)
 
 
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "i8"])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_box_address_map_is_the_whole_maps_box(dtype, layout):
+    rng = np.random.default_rng(zlib.crc32(f"box{dtype}{layout}".encode()))
+    for shape in ADDRESS_SHAPES:
+        whole = address_map(shape, dtype, layout)
+        for _ in range(4):
+            start = [int(rng.integers(0, d)) if d else 0 for d in shape]
+            stop = [int(rng.integers(a + 1, d + 1)) if d else 0
+                    for a, d in zip(start, shape, strict=True)]
+            box = tuple(slice(a, b) for a, b in zip(start, stop, strict=True))
+            got = ml.box_address_map(shape, dtype, layout, start, stop)
+            assert got.shape == whole[box].shape
+            assert (got == whole[box]).all()
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f16", "i8"])
 @pytest.mark.parametrize("layout", ["Cx", "NCx"])
 def test_padding_is_zero_and_ignored(dtype, layout):
