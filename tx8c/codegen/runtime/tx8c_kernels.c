@@ -105,10 +105,7 @@ void op_transpose(const TxKernel *k, TxMachine *m, int32_t tile) {
         int64_t off = 0;
         for (int32_t d = 0; d < r; d++) off += idx[d] * in_strides[k->ip[d]];
         y[e] = v[off];
-        for (int32_t d = r - 1; d >= 0; d--) {
-            if (++idx[d] < dims(o)[d]) break;
-            idx[d] = 0;
-        }
+        tx_next_index(idx, dims(o), r);
     }
     tx_write_raw(m, tile, o, y);
     free(v), free(y);
@@ -132,10 +129,7 @@ void op_slice(const TxKernel *k, TxMachine *m, int32_t tile) {
             off += (step > 0 ? j : dims(x)[d] - 1 - j) * st[d];
         }
         y[e] = v[off];
-        for (int32_t d = r - 1; d >= 0; d--) {
-            if (++idx[d] < dims(o)[d]) break;
-            idx[d] = 0;
-        }
+        tx_next_index(idx, dims(o), r);
     }
     tx_write_raw(m, tile, o, y);
     free(v), free(y);
@@ -892,13 +886,6 @@ static void row_major_strides(const int32_t *shape, int32_t r, int64_t *strides)
     for (int32_t d = r - 1; d >= 0; d--) strides[d] = s, s *= shape[d];
 }
 
-/* the next row-major index of `shape` */
-static void next_index(int64_t *idx, const int32_t *shape, int32_t r) {
-    for (int32_t d = r - 1; d >= 0; d--) {
-        if (++idx[d] < shape[d]) return;
-        idx[d] = 0;
-    }
-}
 
 /* `i`, an index into dim d of `t`'s window counted from the whole operand's start, as an
  * index into the window (an index outside it stops the run) */
@@ -928,7 +915,7 @@ void op_tile(const TxKernel *k, TxMachine *m, int32_t tile) {
             off += (k->ip[d] == 1 ? idx[d] : (o->shape.shape_start[d] + idx[d]) % dims(x)[d])
                    * st[d];
         y[e] = v[off];
-        next_index(idx, dims(o), r);
+        tx_next_index(idx, dims(o), r);
     }
     tx_write_raw(m, tile, o, y);
     free(v), free(y);
@@ -962,7 +949,7 @@ void op_pad(const TxKernel *k, TxMachine *m, int32_t tile) {
             if (!fill) off += window_index(k, x, d, i) * st[d];
         }
         y[e] = fill ? (uint64_t)k->ip[1] : v[off];
-        next_index(idx, dims(o), r);
+        tx_next_index(idx, dims(o), r);
     }
     tx_write_raw(m, tile, o, y);
     free(v), free(y);
@@ -994,7 +981,7 @@ void op_gather_elements(const TxKernel *k, TxMachine *m, int32_t tile) {
         for (int32_t d = 0; d < r; d++)
             off += (d == axis ? wrapped_index(k, ix[e], dims(data)[axis]) : idx[d]) * st[d];
         y[e] = v[off];
-        next_index(idx, dims(o), r);
+        tx_next_index(idx, dims(o), r);
     }
     tx_write_raw(m, tile, o, y);
     free(v), free(ix), free(y);
@@ -1220,7 +1207,7 @@ void op_resize(const TxKernel *k, TxMachine *m, int32_t tile) {
             }
             y[e] = wide ? acc : accf;
         }
-        next_index(idx, dims(o), r);
+        tx_next_index(idx, dims(o), r);
     }
     if (T == 1) tx_write_raw(m, tile, o, yr);
     else tx_write_f64(m, tile, o, y, wide, k->combine);

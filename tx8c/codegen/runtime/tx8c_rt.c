@@ -103,6 +103,13 @@ int64_t tx_volume(const int32_t *shape, int32_t rank) {
     return v;
 }
 
+void tx_next_index(int64_t *idx, const int32_t *shape, int32_t rank) {
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < shape[d]) return;
+        idx[d] = 0;
+    }
+}
+
 static int is_int8_rule(int32_t f) { return f == TX_I8 || f == TX_U8; }
 static int is_float_rule(int32_t f) {
     return f == TX_F32 || f == TX_TF32 || f == TX_F16 || f == TX_BF16;
@@ -268,10 +275,7 @@ static uint8_t *element_addresses(TxMachine *m, int32_t tile, const TSR *t, int6
     for (int64_t e = 0; e < *n; e++) {
         for (int32_t k = 0; k < s->dim; k++) at[k] = idx[k] + (whole ? s->shape_start[k] : 0);
         (*addr)[e] = tx_element_address(&p, at);
-        for (int32_t k = s->dim - 1; k >= 0; k--) {
-            if (++idx[k] < s->shape_slice[k]) break;
-            idx[k] = 0;
-        }
+        tx_next_index(idx, s->shape_slice, s->dim);
     }
     return base;
 }
@@ -414,10 +418,7 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
         uint8_t *s = spm + tx_element_address(&buf, in);
         if (d->store) memcpy(a, s, (size_t)whole.itemsize);
         else memcpy(s, a, (size_t)whole.itemsize);
-        for (int32_t k = w->dim - 1; k >= 0; k--) {
-            if (++idx[k] < w->shape_slice[k]) break;
-            idx[k] = 0;
-        }
+        tx_next_index(idx, w->shape_slice, w->dim);
     }
     if (g) {
         memset(g, 0, sizeof *g);

@@ -165,6 +165,8 @@ void tx_plan(TxPlan *p, const int32_t *shape, int32_t rank, int32_t format, int3
 int64_t tx_plan_address(const TxPlan *p, int64_t n, int64_t hw, int64_t c);
 int64_t tx_element_address(const TxPlan *p, const int64_t *index);
 int64_t tx_volume(const int32_t *shape, int32_t rank);
+/* steps `idx` to the next row-major index of `shape` (wraps to all zeros at the end) */
+void tx_next_index(int64_t *idx, const int32_t *shape, int32_t rank);
 
 /* reading and writing a TSR's window as a dense row-major array */
 uint8_t *tx_base(TxMachine *m, int32_t tile, const TSR *t, int64_t bytes);
