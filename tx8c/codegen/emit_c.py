@@ -126,14 +126,7 @@ def _operand_names(rest: str) -> list[str]:
 
 def _operand_types(text: str, count: int) -> list[str]:
     """The operand types of the trailing `: (T, ...) -> R` (or `: T -> R`) signature."""
-    depth, colon = 0, -1
-    for i, ch in enumerate(text):
-        if ch in "<({[":
-            depth += 1
-        elif ch in ">)}]" and text[i - 1] != "-":
-            depth -= 1
-        elif ch == ":" and depth == 0:
-            colon = i
+    colon = max((i for i, ch in _top_level(text) if ch == ":"), default=-1)
     signature = text[colon + 1:].strip()
     arrow = signature.rfind("->")
     inputs = signature[:arrow].strip() if arrow >= 0 else signature
@@ -146,17 +139,22 @@ def _operand_types(text: str, count: int) -> list[str]:
 
 
 def _split_top(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
+    """`text` cut at its top-level commas."""
+    cuts = [i for i, ch in _top_level(text) if ch == ","]
+    return [text[a + 1:b].strip() for a, b in zip([-1, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def _top_level(text: str):
+    """(index, character) of every character of `text` outside brackets (`->` is not a
+    closing bracket)."""
+    depth = 0
     for i, ch in enumerate(text):
         if ch in "<([{":
             depth += 1
         elif ch in ">)]}" and text[i - 1] != "-":
             depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
+        elif depth == 0:
+            yield i, ch
 
 
 # --------------------------------------------------------------------------------------
