@@ -261,6 +261,13 @@ def blocks_of(op: Operation) -> Iterator[Block]:
             yield from region.blocks
 
 
+def group_ops(block: Block) -> list:
+    """The tx8be.Group ops of `block`, in program order."""
+    from tx8c.dialect.ops.backend import GroupOp
+
+    return [op for op in block.ops if isinstance(op, GroupOp)]
+
+
 def function_bodies(module: ModuleOp) -> Iterator[Block]:
     """The body block of every function of `module` that has one."""
     for op in module.ops:

@@ -39,7 +39,7 @@ from tx8c.analysis.interval_alloc import Buffer, aligned, allocate, max_live
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8Error
-from tx8c.ir_utils import shape_of, stored_layout
+from tx8c.ir_utils import group_ops, shape_of, stored_layout
 from tx8c.target.config import TX8Config
 from tx8c.target.mem_layout import stored_bytes
 
@@ -105,7 +105,7 @@ def alias_source(group: GroupOp, index: int) -> SSAValue:
 def ddr_tensors(module: ModuleOp, config: TX8Config) -> DdrTensors:
     """The variables of `@main` with their lifetimes (see the module docstring)."""
     block = main_body(module)
-    groups = [op for op in block.ops if isinstance(op, GroupOp)]
+    groups = group_ops(block)
     epoch = dict(zip(groups, barrier_epochs(groups), strict=True))
     end = (max(epoch.values()) + 1) if epoch else 1
     names: dict[SSAValue, str] = {}

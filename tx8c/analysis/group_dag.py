@@ -27,12 +27,13 @@ from collections.abc import Sequence
 from xdsl.ir import Block
 
 from tx8c.dialect.ops.backend import GroupOp
+from tx8c.ir_utils import group_ops
 
 
 def group_graph(block: Block) -> tuple[list[GroupOp], list[list[int]]]:
     """The top-level groups of `block` in order, and for each the (sorted) indices of
     the groups that read one of its results."""
-    groups = [op for op in block.ops if isinstance(op, GroupOp)]
+    groups = group_ops(block)
     index = {g: i for i, g in enumerate(groups)}
     readers = []
     for g in groups:

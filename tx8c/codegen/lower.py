@@ -59,14 +59,17 @@ from tx8c.codegen.program import (
 )
 from tx8c.dialect.layout import mem_layout_for
 from tx8c.dialect.ops.backend import GroupOp
+from tx8c.dialect.types import short_name
 from tx8c.errors import Tx8Error
 from tx8c.interfaces.sharding import Window
 from tx8c.interfaces.traits import ReadsConstContainer
+from tx8c.ir_utils import group_ops, shape_of, stored_layout
 from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
+from tx8c.target.mem_layout import stored_bytes
 
 PLAN_ATTR = "tx8c.plan"
 
@@ -102,17 +105,13 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     tensors = [DdrTensor(v.name, placement.offsets[v.name], v.shape, v.dtype, v.layout,
                          v.size, v.kind) for v in found.values]
     for name, (root, value) in found.aliases.items():
-        from tx8c.dialect.types import short_name
-        from tx8c.ir_utils import shape_of, stored_layout
-        from tx8c.target.mem_layout import stored_bytes
-
         shape, layout = tuple(shape_of(value)), stored_layout(value)
         dtype = value.type.get_element_type()
         tensors.append(DdrTensor(name, placement.offsets[root], shape, short_name(dtype),
                                  layout.name, stored_bytes(shape, dtype, layout, config),
                                  "alias", root))
     body = main_body(module)
-    groups = [op for op in body.ops if isinstance(op, GroupOp)]
+    groups = group_ops(body)
     constants = _constants(groups, container, placement.opt_ddr)
     tensors += constants.values()
     ops: list[OpInfo] = []

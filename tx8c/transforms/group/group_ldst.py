@@ -57,7 +57,7 @@ from tx8c.dialect.layout import value_layout
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
 from tx8c.interfaces import OpAttr
 from tx8c.interfaces.traits import ByteMove
-from tx8c.ir_utils import function_bodies, stored_layout
+from tx8c.ir_utils import function_bodies, group_ops, stored_layout
 
 SLICED, IN_DDR = 0, 2
 """The group_tag values this pass sets (seed: 0 normal slicing, 2 no slicing)."""
@@ -69,7 +69,7 @@ class GroupLdStPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in function_bodies(op):
-            for group in [o for o in block.ops if isinstance(o, GroupOp)]:
+            for group in group_ops(block):
                 insert_loads_and_stores(group)
 
 

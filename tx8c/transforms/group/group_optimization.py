@@ -41,6 +41,7 @@ from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.ir_utils import (
     function_bodies,
+    group_ops,
     is_compute_op,
     is_constant_source,
     pull_constant_sources,
@@ -62,7 +63,7 @@ class GroupOptimizationPass(ModulePass):
 def number_groups(block: Block) -> None:
     """Give the top-level groups of `block` that have no `group_id` (it is -1) the next
     free numbers, in block order: 0, 1, ... on a first run."""
-    groups = [o for o in block.ops if isinstance(o, GroupOp)]
+    groups = group_ops(block)
     number = max((g.attr("group_id") for g in groups), default=-1) + 1
     for group in groups:
         if group.attr("group_id") < 0:

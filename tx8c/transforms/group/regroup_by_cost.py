@@ -48,7 +48,7 @@ from xdsl.passes import ModulePass
 
 from tx8c.dialect.ops.backend import GroupOp, YieldOp
 from tx8c.errors import Tx8Error
-from tx8c.ir_utils import function_bodies, record_pass_stats
+from tx8c.ir_utils import function_bodies, group_ops, record_pass_stats
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.regroup import Costs, Regrouping, Unit, regroup
 from tx8c.slicing.search import SearchOptions
@@ -85,7 +85,7 @@ class RegroupByCostPass(ModulePass):
 def regroup_block(block: Block, costs, window: int) -> Regrouping:
     """Cut the groups of `block` where `costs` (a `Costs`, or any callable with its
     interface) says, merge each interval, and check the result is acyclic."""
-    groups = [o for o in block.ops if isinstance(o, GroupOp)]
+    groups = group_ops(block)
     result = regroup(read_units(groups), costs, window)
     for first, last in result.intervals:
         if last - first > 1:
