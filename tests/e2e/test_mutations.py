@@ -1,8 +1,9 @@
 """Mutation test of cmodel v2 (issue 12): random single mutations of the lowered Program
 of the bundled examples - a buffer shifted into a live neighbour, a halo row dropped, a
-barrier dropped between dependent groups, a DMA dropped, two tiles' windows swapped -
-must give a wrong answer or a clear error (`Tx8ComputeError`) in >= 95 % of the
-mutations that change the program's meaning.
+barrier dropped between dependent groups, a DMA dropped, two tiles' windows swapped, a
+multicast's destination dropped or given a wrong address - must give a wrong answer or
+a clear error (`Tx8ComputeError`) in >= 95 % of the mutations that change the program's
+meaning.
 
 A mutation that provably changes nothing is not generated (a shift onto the same
 address, a swap of equal windows, a barrier whose removal leaves every producer and
@@ -19,12 +20,22 @@ import pytest
 
 from examples.make_models import MODELS
 from tests.e2e.test_cmodel_v2 import compiled
-from tx8c.codegen.program import Dma, GroupProgram, Kernel, Program, SpmRef, TileProgram
+from tx8c.codegen.program import (
+    NOC_INSTRUCTIONS,
+    Dma,
+    GroupProgram,
+    Kernel,
+    NocCopy,
+    Program,
+    SpmRef,
+    TileProgram,
+)
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Window
 from tx8c.sim.cmodel_v2 import run_program
 
 MUTATIONS_PER_EXAMPLE = 50
+MULTICAST_MUTATIONS = 5
 
 
 def _replace_tile(program: Program, g: int, t: int, instructions) -> Program:
@@ -154,11 +165,90 @@ def drop_dma(program: Program, rng: random.Random):
     if not dmas:
         return None
     i = rng.choice(dmas)
-    out = list(tile.instructions)
-    del out[i]
-    return _replace_tile(program, g, t, out), f"group {program.groups[g].group_id} tile " \
+    return _drop_instruction(program, g, t, i), f"group {program.groups[g].group_id} tile " \
         f"{tile.tile} instruction {i} ({tile.instructions[i].lane} " \
         f"{tile.instructions[i].tensor} {tile.instructions[i].window}) dropped"
+
+
+def _drop_instruction(program: Program, g: int, t: int, i: int) -> Program:
+    """Instruction i of the t-th tile of group g removed; the other tiles' NoC
+    instructions that wait for a later instruction of that tile still wait for the same
+    one (their `after` moves down by one)."""
+    group = program.groups[g]
+    tile = group.tiles[t].tile
+    out = list(group.tiles[t].instructions)
+    del out[i]
+    program = _replace_tile(program, g, t, out)
+    for k, other in enumerate(group.tiles):
+        if k == t:
+            continue
+        moved = [replace(ins, after=ins.after - 1) if isinstance(ins, NOC_INSTRUCTIONS)
+                 and ins.source_tile == tile and ins.after > i else ins
+                 for ins in other.instructions]
+        if moved != list(other.instructions):
+            program = _replace_tile(program, g, k, moved)
+    return program
+
+
+def _multicast_copies(program: Program, rng: random.Random):
+    """A random tile with NoC copies (destinations of multicast loads) that its tile
+    reads: (g, t, tile, indices of those copies), or None. A copy nothing reads changes
+    nothing (a value loaded on every tile of a reduction cut over tiles that only the
+    owner's late nodes read)."""
+    found = [(g, t) for g, group in enumerate(program.groups)
+             for t, tile in enumerate(group.tiles) if _read_copies(tile.instructions)]
+    if not found:
+        return None
+    g, t = rng.choice(found)
+    tile = program.groups[g].tiles[t]
+    return g, t, tile, _read_copies(tile.instructions)
+
+
+def _read_copies(instructions) -> list[int]:
+    """The NocCopies whose buffer a later instruction reads before anything rewrites
+    it."""
+    out = []
+    for i, ins in enumerate(instructions):
+        if not isinstance(ins, NocCopy):
+            continue
+        for later in instructions[i + 1:]:
+            if any(r.addr == ins.target.addr for r in _read(later)):
+                out.append(i)
+                break
+            if any(r.addr == ins.target.addr for r in _written(later)):
+                break
+    return out
+
+
+def drop_destination(program: Program, rng: random.Random):
+    """One destination of a multicast load loses its copy (its NocCopy removed)."""
+    found = _multicast_copies(program, rng)
+    if found is None:
+        return None
+    g, t, tile, copies = found
+    i = rng.choice(copies)
+    return _drop_instruction(program, g, t, i), f"group {program.groups[g].group_id} " \
+        f"tile {tile.tile}: multicast destination instruction {i} dropped"
+
+
+def wrong_destination(program: Program, rng: random.Random):
+    """One destination of a multicast load receives its copy at another of its tile's
+    buffer addresses."""
+    found = _multicast_copies(program, rng)
+    if found is None:
+        return None
+    g, t, tile, copies = found
+    i = rng.choice(copies)
+    ins = tile.instructions[i]
+    others = sorted(set(_live_values(tile.instructions)) - {ins.target.addr})
+    if not others:
+        return None
+    addr = rng.choice(others)
+    out = list(tile.instructions)
+    out[i] = replace(ins, target=replace(ins.target, addr=addr))
+    return _replace_tile(program, g, t, out), f"group {program.groups[g].group_id} tile " \
+        f"{tile.tile}: multicast destination instruction {i} writes at {addr} instead of " \
+        f"{ins.target.addr}"
 
 
 def _redundant(instructions, i: int) -> bool:
@@ -179,6 +269,8 @@ def _redundant(instructions, i: int) -> bool:
 def _read(ins):
     if isinstance(ins, Dma):
         return [ins.spm] if ins.lane == "st" else []
+    if isinstance(ins, NocCopy):
+        return []  # it reads the source tile's SPM
     if isinstance(ins, Kernel):
         return [o.ref for o in ins.operands if isinstance(o.ref, SpmRef)] + (
             [r.ref for r in ins.results if r is not None] if ins.accumulate else [])
@@ -227,7 +319,8 @@ def _pick_tile(program: Program, rng: random.Random):
     return g, t, program.groups[g].tiles[t]
 
 
-MUTATORS = (shift_offset, drop_halo_row, drop_barrier, drop_dma, swap_windows)
+MUTATORS = (shift_offset, drop_halo_row, drop_barrier, drop_dma, swap_windows,
+            drop_destination, wrong_destination)
 
 
 def mutate(program: Program, rng: random.Random):
@@ -277,3 +370,23 @@ def test_a_wrong_window_is_an_error_naming_where() -> None:
     with pytest.raises(Tx8ComputeError, match=rf"group \d+, tile {tile.tile}, step \d+, "
                        rf"instruction {i} .*outside tensor"):
         run_program(_replace_tile(program, g, 0, out), module, inputs, container)
+
+
+@pytest.mark.parametrize("mutator", [drop_destination, wrong_destination])
+def test_multicast_mutations_are_detected(mutator) -> None:
+    """Every example whose Program multicasts: a dropped destination or a destination
+    written at a wrong address is always detected."""
+    rng = random.Random(f"multicast-{mutator.__name__}")
+    tried, misses = 0, []
+    for name in sorted(MODELS):
+        module, program, container, inputs = compiled(name)
+        clean, _ = run_program(program, module, inputs, container)
+        for _ in range(MULTICAST_MUTATIONS):
+            found = mutator(program, rng)
+            if found is None:
+                break
+            tried += 1
+            if not detected(module, found[0], container, inputs, clean):
+                misses.append(found[1])
+    print(f"\n{mutator.__name__}: {tried - len(misses)}/{tried} detected; misses: {misses}")
+    assert tried >= MULTICAST_MUTATIONS and not misses, misses

@@ -5,10 +5,11 @@ model": the cmodel and the C emitter read one Program).
 `emit_c(program, out_dir)` writes a C program that runs `program` on the host CPU:
 
 - `tile_<n>.c` per tile with work: per group, the tile's instructions as a table (each a
-  DMA descriptor, a kernel call or a NoC reduction, with TSR structs holding the windows,
-  layouts and addresses) and a function running it in order: the loads of a step, its
-  kernels, its stores (the seed's `while (!input_done) { load; compute; store; }`, the
-  loop unrolled into the table because the Program lists every step);
+  DMA descriptor, a kernel call, a NoC reduction or a multicast's NoC copy, with TSR
+  structs holding the windows, layouts and addresses) and a function running it in
+  order: the loads of a step, its kernels, its stores (the seed's
+  `while (!input_done) { load; compute; store; }`, the loop unrolled into the table
+  because the Program lists every step);
 - `host.c`: loads `consts.bin` and the inputs into DDR, runs the tiles group by group
   (each group completes before the next starts: the barriers), writes the outputs;
 - the C runtime (`tx8c_rt.[ch]`, `tx8c_kernels.c`: layouts, DMA, one reference kernel
@@ -18,8 +19,9 @@ A kernel's call comes from its op's `gen_op_code(loops)` (the OpLib interface): 
 runtime function and its params. An op without one raises `NoCKernelError` naming it.
 
 Departures from the seed: the host runs the tiles of a group interleaved on one CPU
-(`tx_run_group`: a NoC reduction waits for its source tile's partial sum, the source
-tile waits until it has been read - the Program's semaphore pair), so the C program
+(`tx_run_group`: a NoC reduction or copy waits for its source tile's partial sum or
+loaded window, the source tile waits until it has been read - the Program's semaphore
+pair), so the C program
 checks numerics, not concurrency; missing barriers are the cmodel's to catch. The host
 loads the constants from `constants.bin` (each constant's stored bytes, taken from
 `consts.bin` through its index) at the DDR offsets the Program gives them.
@@ -38,6 +40,7 @@ from tx8c.codegen.program import (
     DdrRef,
     Dma,
     Kernel,
+    NocCopy,
     NocReduce,
     Operand,
     Program,
@@ -228,7 +231,7 @@ class _TileWriter:
             return f"{{TX_I_DMA, &{self._dma(ins)}, 0, 0}}"
         if isinstance(ins, Kernel):
             return f"{{TX_I_KERNEL, 0, &{self._kernel(group_id, index, ins)}, 0}}"
-        if isinstance(ins, NocReduce):
+        if isinstance(ins, NocReduce | NocCopy):
             return f"{{TX_I_NOC, 0, 0, &{self._noc(ins)}}}"
         raise TypeError(f"unknown instruction {ins!r}")
 
@@ -308,12 +311,15 @@ class _TileWriter:
         self.decls.extend(decls)
         return name
 
-    def _noc(self, noc: NocReduce) -> str:
+    def _noc(self, noc: NocReduce | NocCopy) -> str:
+        """A NoC reduction, or one destination of a multicast: the same copy between
+        two tiles' SPM without a combine (`TX_COMBINE_NONE`)."""
         name = self._name("noc")
         src = self._spm(noc.source, noc.source.shape, Window.whole(noc.source.shape))
         dst = self._spm(noc.target, noc.target.shape, Window.whole(noc.target.shape))
         self.decls.append(f"static const TxNoc {name} = {{{noc.source_tile}, {src}, {dst}, "
-                          f"{COMBINES[noc.combine]}, {noc.after}}};")
+                          f"{COMBINES[noc.combine if isinstance(noc, NocReduce) else None]}, "
+                          f"{noc.after}}};")
         return name
 
     def text(self) -> str:

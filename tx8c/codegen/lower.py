@@ -11,7 +11,11 @@ by step in the order `tx8c.slicing.steps.steps` gives - the same semantics
 `tx8c.sim.plan_run` checks on logical arrays:
 
 - a load node that runs: a `Dma` on lane "ld" from its window of the DDR tensor (a group
-  input, or the constant of a LoadConst) into the next copy of its value buffer;
+  input, or the constant of a LoadConst) into the next copy of its value buffer; for a
+  load the plan multicasts (`Plan.multicast`), a window a tile of higher index already
+  loads at the same step (same node, same window) is not read from DDR again: the tile
+  gets a `NocCopy` of that tile's buffer instead (a multicast; the source is the
+  highest tile loading it, lowered first). Windows that only overlap (halos) stay separate loads;
 - a compute node that runs: a `Kernel` on its engine's lane whose operands are the SPM
   buffers holding the windows it reads (with the window each holds; an operand read
   straight from DDR is a `DdrRef`), whose results go to the next copy of their buffers
@@ -50,6 +54,7 @@ from tx8c.codegen.program import (
     GroupProgram,
     Instruction,
     Kernel,
+    NocCopy,
     NocReduce,
     Operand,
     OpInfo,
@@ -252,6 +257,9 @@ class GroupLowering:
         self.reduce_node = cut.node if cut is not None else None
         self.late = downstream_of(spec, cut.node) if cut is not None else set()
         self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
+        self.loaded: dict[tuple[int, int, Window], tuple[int, SpmRef, int]] = {}
+        """(step, load node, window) -> (tile, buffer, its Dma's index): the sources
+        of multicasts."""
         self.starts, self.period = frame_schedule(spec, plan.candidate, config)
         self.children = reduce_tree(tiles(spec, plan.candidate, config))
 
@@ -271,7 +279,7 @@ class GroupLowering:
                 before = len(state.out)
                 loops = step.windows.loops[node.index]
                 if node.kind == "load":
-                    self._load(node, loops, state, step.index)
+                    self._load(node, loops, state, step.index, tile.index)
                 elif node.kind == "store":
                     self._store(node, loops, state, step.index)
                 else:
@@ -286,6 +294,9 @@ class GroupLowering:
         for key, (ref, k) in list(self.partials.items()):
             if key[0] == tile.index:
                 self.partials[key] = (ref, position[k])
+        for key, (source, ref, k) in list(self.loaded.items()):
+            if source == tile.index and k < 0:
+                self.loaded[key] = (source, ref, position[-1 - k])
         return tuple(state.out[k] for k in order)
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
@@ -295,15 +306,24 @@ class GroupLowering:
                                 "earlier instruction of its tile put in SPM")
         return found
 
-    def _load(self, node: Node, loops: Window, state: _TileState, step: int) -> None:
+    def _load(self, node: Node, loops: Window, state: _TileState, step: int, tile: int
+              ) -> None:
         window = node.slicer.result_windows(loops)[0]
         ref = ValueRef(node.index, 0)
         if (node.index, 0) not in self.buffers:
             return  # nothing in the group reads it in SPM
         tensor = self.names.consts.get(node.index) or self.names.inputs[node.inputs[0].index]
         spm = spm_ref(self._copy(node, 0, state, True), window, node.results[0])
-        state.out.append(Dma("ld", tensor, window, spm, None, step))
         state.where[ref] = (spm, window)
+        key = (step, node.index, window)
+        source = self.loaded.get(key) if node.index in self.plan.multicast else None
+        if source is not None:
+            source_tile, source_ref, after = source
+            state.out.append(NocCopy("noc", source_tile, source_ref, spm, after, step))
+            return
+        # the index is made final (the position in the tile's order) when the tile ends
+        self.loaded[key] = (tile, spm, -1 - len(state.out))
+        state.out.append(Dma("ld", tensor, window, spm, None, step))
 
     def _copy(self, node: Node, r: int, state: _TileState, advance: bool) -> int:
         """The SPM address of result r's buffer for this run: the next copy, or (for a

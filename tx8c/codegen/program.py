@@ -23,6 +23,13 @@ A Program is a list of groups in program order; a group is one instruction list 
   instruction `after` (the last one writing that partial sum), and the source tile
   does not overwrite `source` before the owner has read it (a semaphore pair in C; the
   cmodel orders the two the same way).
+- `NocCopy`: one destination of a multicast load. Several tiles of a group load the
+  same window of the same DDR tensor at the same step; the source tile (the highest
+  index among them) runs the `Dma`, and every other tile gets a `NocCopy` of the
+  source's SPM buffer into its own buffer (the one its `Dma` would have filled), after
+  the source's instruction `after` (that `Dma`); the source does not overwrite the
+  buffer before every copy has read it (the NocReduce's semaphore pair). The bytes are
+  read from DDR once (`tx8c.target.cost` "NoC multicast" says what the NoC does).
 
 Every instruction carries `step`, the time step of its tile it belongs to (for
 messages and for reading the Program as loops).
@@ -139,7 +146,22 @@ class NocReduce:
     kind: str = "noc"
 
 
-Instruction = Dma | Kernel | NocReduce
+@dataclass(frozen=True)
+class NocCopy:
+    lane: str
+    source_tile: int
+    source: SpmRef
+    target: SpmRef
+    after: int = -1
+    """Index of the source tile's instruction (its `Dma`) that fills `source`."""
+    step: int = 0
+    kind: str = "copy"
+
+
+NOC_INSTRUCTIONS = (NocReduce, NocCopy)
+"""The instructions that read another tile's SPM (after its instruction `after`)."""
+
+Instruction = Dma | Kernel | NocReduce | NocCopy
 
 
 @dataclass(frozen=True)
@@ -295,6 +317,9 @@ def _instruction(data) -> Instruction:
         return NocReduce(data["lane"], data["source_tile"], _spm(data["source"]),
                          _spm(data["target"]), data["combine"], data.get("after", -1),
                          data.get("step", 0))
+    if kind == "copy":
+        return NocCopy(data["lane"], data["source_tile"], _spm(data["source"]),
+                       _spm(data["target"]), data.get("after", -1), data.get("step", 0))
     raise ValueError(f"unknown instruction kind '{kind}'")
 
 

@@ -9,7 +9,8 @@ address map) and packs the window into the SPM buffer's layout at its address, o
 reverse for a store; a kernel unpacks each operand from SPM at its address and layout,
 computes with the op's `compute_slice`, and packs each result at its address
 (`accumulate`: combined with what is there); a NocReduce combines another tile's SPM
-bytes into the owner's. The outputs are read back from DDR.
+bytes into the owner's; a NocCopy (a destination of a multicast load) copies the
+source tile's buffer into its own. The outputs are read back from DDR.
 
 **Checks** (each a `Tx8ComputeError` naming group, tile, step and instruction):
 - out of bounds: an SPM range past `spm_bytes_per_tile`, a DDR window outside its
@@ -31,15 +32,17 @@ bytes into the owner's. The outputs are read back from DDR.
 instructions in list order, one at a time. An instruction starts when its lane is free
 and the instructions it depends on have finished: the earlier instructions of its tile
 in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR, WAW);
-for a NocReduce the source tile's `after` instruction (and the source tile's next
-writer of that range waits for the NocReduce). A tile runs its groups one after another
+for a NocReduce or NocCopy the source tile's `after` instruction (and the source tile's
+next writer of that range waits for it). A tile runs its groups one after another
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
 finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
 streams at once (fluid sharing: each active stream gets bandwidth / streams). A NocReduce
 sends its bytes over `noc_hop_cycles` per mesh hop at `noc_bytes_per_cycle` and adds on
-the CT. Reads happen when an instruction starts, writes when it finishes, so an order the
-dependencies do not enforce shows up in the answer.
+the CT; a NocCopy ends at `multicast_done` (the NoC's tree delivers the bytes to the
+destinations side by side as the source's Dma reads them; they count once in the DDR
+traffic, in that Dma). Reads happen when an instruction starts, writes when it
+finishes, so an order the dependencies do not enforce shows up in the answer.
 
 Results: the outputs, and `Timing` (latency of the model, per group the span from its
 first start to its last finish, busy cycles per engine lane, DDR bytes moved).
@@ -56,11 +59,26 @@ from functools import lru_cache
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from tx8c.codegen.program import DdrRef, Dma, Kernel, NocReduce, Program, SpmRef
+from tx8c.codegen.program import (
+    NOC_INSTRUCTIONS,
+    DdrRef,
+    Dma,
+    Kernel,
+    NocCopy,
+    NocReduce,
+    Program,
+    SpmRef,
+)
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import cycles, mesh_hops, noc_transfer_cycles
+from tx8c.target.cost import (
+    cycles,
+    mesh_hops,
+    multicast_done,
+    noc_multicast_cycles,
+    noc_transfer_cycles,
+)
 from tx8c.target.mem_layout import (
     address_map,
     box_address_map,
@@ -117,7 +135,7 @@ class _Op:
     group: int
     tile: int
     index: int
-    ins: Dma | Kernel | NocReduce
+    ins: Dma | Kernel | NocReduce | NocCopy
     lane: str
     reads: list[tuple[int, int, int]]
     """(tile, lo, hi) SPM ranges read."""
@@ -130,6 +148,8 @@ class _Op:
     start: float = -1.0
     finish: float = -1.0
     commit: object = None
+    source: int = -1
+    """A NoC instruction's source instruction (the id of its `after`)."""
 
 
 @dataclass
@@ -418,6 +438,8 @@ class CModelV2:
             return self._dma(op, ins, where)
         if isinstance(ins, Kernel):
             return self._kernel(op, ins, where)
+        if isinstance(ins, NocCopy):
+            return self._multicast(op, ins, where)
         return self._noc(op, ins, where)
 
     def _dma(self, op: _Op, ins: Dma, where: str):
@@ -471,6 +493,13 @@ class CModelV2:
         total = Combine(ins.combine).apply(mine, theirs)
         return lambda: self.write_spm(op.tile, ins.target, total, op.gid, where)
 
+    def _multicast(self, op: _Op, ins: NocCopy, where: str):
+        theirs = self.read_spm(ins.source_tile, ins.source, where)
+        if theirs.shape != tuple(ins.target.shape):
+            raise Tx8ComputeError(f"{where}: copies {ins.source.shape} of tile "
+                                  f"{ins.source_tile} into a buffer of {ins.target.shape}")
+        return lambda: self.write_spm(op.tile, ins.target, theirs, op.gid, where)
+
 
 # --------------------------------------------------------------------------------------
 # The event-driven simulation
@@ -502,7 +531,7 @@ class _Simulation:
                 self._address_deps(ids)
             for tp in group.tiles:
                 for i, ins in enumerate(tp.instructions):
-                    if isinstance(ins, NocReduce):
+                    if isinstance(ins, NOC_INSTRUCTIONS):
                         self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
                                        first_of_tile)
         for op in self.ops:
@@ -535,8 +564,12 @@ class _Simulation:
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=took)
         source = (ins.source_tile, *self._ref_range(ins.source))
         target = (tile, *self._ref_range(ins.target))
+        hops = mesh_hops(ins.source_tile, tile, config)
+        if isinstance(ins, NocCopy):
+            took = noc_multicast_cycles(target[2] - target[1], hops, config)
+            return _Op(gid, g, tile, index, ins, "noc", [source], [target], fixed=took)
         took = noc_transfer_cycles(target[2] - target[1], ins.target.dtype,
-                                   mesh_hops(ins.source_tile, tile, config), config)
+                                   hops, config)
         return _Op(gid, g, tile, index, ins, "noc", [source, target], [target], fixed=took)
 
     def _address_deps(self, ids: list[int]) -> None:
@@ -563,18 +596,20 @@ class _Simulation:
                     keep.append(reg)
                 regions = keep + [[lo, hi, gid, []]]
 
-    def _noc_deps(self, op: _Op, ins: NocReduce, first_of_tile: dict[int, int]) -> None:
-        """The NocReduce waits for the source's partial; the source's next writer of that
-        range waits for the NocReduce."""
+    def _noc_deps(self, op: _Op, ins: NocReduce | NocCopy, first_of_tile: dict[int, int]
+                  ) -> None:
+        """The NocReduce (NocCopy) waits for the source's partial (loaded window); the
+        source's next writer of that range waits for it."""
         start = first_of_tile.get(ins.source_tile)
         if start is None or not 0 <= ins.after < self.lengths[ins.source_tile]:
             raise Tx8ComputeError(
                 f"group {self.program.groups[op.group].group_id}, tile {op.tile}, step "
-                f"{ins.step}, instruction {op.index} (noc): waits for instruction "
+                f"{ins.step}, instruction {op.index} ({ins.kind}): waits for instruction "
                 f"{ins.after} of tile {ins.source_tile}, which has no such instruction "
                 "in this group")
         after = start + ins.after
         op.deps.append(after)
+        op.source = after
         _, lo, hi = op.reads[0]
         later = self.ops[after + 1:]
         for other in later:
@@ -601,10 +636,12 @@ class _Simulation:
         lanes: dict[tuple[int, str], list[int]] = {}
         lane_pos: dict[tuple[int, str], int] = {}
         lane_busy: dict[tuple[int, str], bool] = {}
-        # per (group, tile): the NocReduces still to read the tile's SPM in that group
+        lane_free: dict[tuple[int, str], float] = {}
+        entered: dict[int, float] = {}  # per tile, when it entered the group it runs
+        # per (group, tile): the NoC instructions still to read the tile's SPM in that group
         noc_readers: dict[tuple[int, int], int] = {}
         for op in ops:
-            if isinstance(op.ins, NocReduce):
+            if isinstance(op.ins, NOC_INSTRUCTIONS):
                 key = (op.group, op.ins.source_tile)
                 noc_readers[key] = noc_readers.get(key, 0) + 1
         last_group: dict[int, int] = {}
@@ -631,6 +668,7 @@ class _Simulation:
                 queue[t].pop(0)
                 current[t] = (g, ids)
                 last_group[t] = g
+                entered[t] = now
                 unfinished[t] = len(ids)
                 self.model.written[t] = {}
                 self.model.valid_from[t] = ids[0] if ids else len(ops)
@@ -657,6 +695,9 @@ class _Simulation:
                     op.commit = self.model.start(op, where)
                 if op.stream:
                     heapq.heappush(setup_done, (now + op.fixed, op.gid))
+                elif isinstance(op.ins, NocCopy):
+                    ready = max(lane_free.get(key, 0.0), entered[op.tile])
+                    heapq.heappush(fixed, (self._received(op, now, ready), op.gid))
                 else:
                     heapq.heappush(fixed, (now + op.fixed, op.gid))
 
@@ -669,12 +710,13 @@ class _Simulation:
                 op.commit = None
             busy[op.lane] = busy.get(op.lane, 0.0) + (now - op.start)
             lane_busy[(op.tile, op.lane)] = False
+            lane_free[(op.tile, op.lane)] = now
             for u in op.users:
                 ops[u].waiting -= 1
             unfinished[op.tile] -= 1
             if unfinished[op.tile] == 0:
                 current[op.tile] = None
-            if isinstance(op.ins, NocReduce):
+            if isinstance(op.ins, NOC_INSTRUCTIONS):
                 noc_readers[(op.group, op.ins.source_tile)] -= 1
             left_in_epoch[epochs[op.group]] -= 1
             while done_epochs < len(left_in_epoch) and left_in_epoch[done_epochs] == 0:
@@ -715,6 +757,17 @@ class _Simulation:
             enter_groups()
             try_start()
         return self._timing(busy)
+
+    def _received(self, op: _Op, now: float, ready: float) -> float:
+        """When the NocCopy `op` (started at `now`) holds its copy: `multicast_done` of
+        its source's Dma, the destination ready when its tile had entered the group, its
+        lane was free (`ready`) and its own tile's dependencies had finished."""
+        source = self.ops[op.source]
+        ready = max([ready] + [self.ops[d].finish for d in op.deps if d != source.gid])
+        _, lo, hi = op.writes[0]
+        return max(now, multicast_done(source.start, source.finish, ready, hi - lo,
+                                       mesh_hops(op.ins.source_tile, op.tile, self.config),
+                                       self.config))
 
     def _timing(self, busy: dict[str, float]) -> Timing:
         """A group's latency: the longest time one of its tiles spends in it (first

@@ -27,6 +27,17 @@ the frames of the pipeline: frames are not alike where the DDR is shared between
 and stores or a hoisted weight fills the pipeline, and the closed form missed both
 (measured against cmodel v2: bench/bench_cmodel.py).
 
+**Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
+(a Gemm sharded over output columns: every tile reads the same rows of the activation)
+is read from DDR once and multicast to the other k - 1 tiles over the NoC, as the
+lowering does (`tx8c.codegen.lower`). The estimate's tile stands for a source: the
+load streams among `sources` streams of the chip (the distinct windows) instead of one
+per busy tile, and a NoC task on the noc lane - what the delivery to the farthest
+destination adds after the read (`cost.multicast_done`) - comes between the load and
+its readers. Tiles are
+grouped by their whole share's window of the load (the lowering matches step by step:
+equal shares give equal steps); windows that only overlap (halos) stay separate loads.
+
 **SPM.** Buffers are values (a node's result), scratch (`imm_bytes`) and the partial
 sums received over the NoC; a multi-buffered value has one copy per stage it spans. The
 steady state is unrolled over enough steps for every copy to recur; each copy is live
@@ -41,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from tx8c.analysis.interval_alloc import Buffer, OutOfMemory, allocate, max_live
@@ -52,7 +63,13 @@ from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
 from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
 from tx8c.target.config import TX8Config
-from tx8c.target.cost import cycles, ddr_bytes_per_cycle, mesh_hops, noc_transfer_cycles
+from tx8c.target.cost import (
+    cycles,
+    ddr_bytes_per_cycle,
+    mesh_hops,
+    multicast_done,
+    noc_transfer_cycles,
+)
 from tx8c.target.mem_layout import byte_size
 
 LANES = ("ld", "ne", "ct", "tdma", "noc", "st")
@@ -71,6 +88,12 @@ class Task:
     ddr: int = 0
     """Cycles the task holds this tile's share of the DDR bandwidth (reads and writes
     share it: loads and stores of a step cannot both stream at the full rate)."""
+    sources: int = 0
+    """Tiles of the chip streaming this task's DDR window at once (a multicast load:
+    one per distinct window); 0: every busy tile."""
+    delivers: bool = False
+    """A noc task that delivers the multicast load `node` (it runs with its load, not
+    after the last piece as a reduction's does)."""
 
 
 class Rejected(Exception):
@@ -114,6 +137,9 @@ class Split:
     result_shapes: dict[ValueRef, tuple[int, ...]]
     tiles: int
     steps: int
+    multicast: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Per load node whose window several tiles share: (distinct windows, mesh hops from
+    a source to its farthest destination) - `multicast_loads`."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -171,7 +197,34 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
-    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps)
+    shared = multicast_loads(spec, cand, shares, propagate, config)
+    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
+                 shared)
+
+
+def multicast_loads(spec: GroupSpec, cand: Candidate, shares, propagate, config: TX8Config
+                    ) -> dict[int, tuple[int, int]]:
+    """The loads several busy tiles make with the same window: per load node, (the
+    distinct windows, the most mesh hops from a window's source - its highest tile, the
+    lowering's choice - to another tile loading it). Empty without `noc_multicast`."""
+    if not config.noc_multicast:
+        return {}
+    loads = [n.index for n in spec.nodes if n.kind == "load"]
+    busy = [t for t in shares if not t.anchor.is_empty()]
+    if not loads or len(busy) < 2:
+        return {}
+    windows = {t.index: propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy}
+    out = {}
+    for n in loads:
+        sharing: dict[Window, list[int]] = {}
+        for t in busy:
+            sharing.setdefault(windows[t.index][n], []).append(t.index)
+        if len(sharing) == len(busy):
+            continue  # every tile loads its own window
+        hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
+                   for other in group)
+        out[n] = (len(sharing), hops)
+    return out
 
 
 def _reduce(cand: Candidate, window: Window | None):
@@ -359,12 +412,34 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
             continue
         work = n.slicer.work(shape)
         lanes[n.index] = node_lane(n, work)
-        took = cycles(work, config, streaming_tiles=split.tiles).cycles
-        ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles * len(
-            work.transfers)
-        out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0,
-                        max(0, ddr)))
+        took = cycles(work, config, streaming_tiles=split.tiles)
+        ddr = sum(t.ddr for t in work.transfers) and took.cycles - config.dma_setup_cycles \
+            * len(work.transfers)
+        sources, deliver = _multicast_pays(n.index, work, took.cycles, split, config)
+        out.append(Task(n.index, lanes[n.index], took.cycles, split.counts[n.index], 0,
+                        max(0, ddr), sources))
+        if sources:
+            out.append(Task(n.index, "noc", deliver, split.counts[n.index], 0,
+                            delivers=True))
     return tuple(out), lanes
+
+
+def _multicast_pays(node: int, work, alone: int, split: Split, config: TX8Config
+                    ) -> tuple[int, int]:
+    """(streams, cycles of the NoC delivery) when the load `node` is multicast, else
+    (0, 0): a load shared by several tiles is multicast when its DMA at the multicast's
+    share of the DDR plus the delivery is shorter than the DMA at every tile's share
+    (`alone`): a small window, whose DMA is mostly setup, loses the delivery's setup
+    and hops."""
+    sources, hops = split.multicast.get(node, (0, 0))
+    if not sources:
+        return 0, 0
+    shared = cycles(work, config, streaming_tiles=sources)
+    # cut-through: what the delivery adds after the read (`cost.multicast_done` with the
+    # destination ready when the read starts)
+    deliver = round(multicast_done(0, shared.cycles, 0, shared.bytes, hops, config)) \
+        - shared.cycles
+    return (sources, deliver) if shared.cycles + deliver < alone else (0, 0)
 
 
 def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
@@ -485,12 +560,11 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    owners = schedule.owners or schedule.tiles
     work: dict[str, float] = {}
     runs_total = 0
     for t in ts:
         runs = steps // max(1, steps // max(1, t.count))
-        streams = owners if t.lane == "noc" or t.node in schedule.late else schedule.tiles
+        streams = _streams(t, schedule)
         fastest = min(lsu, ddr / streams) / share
         fixed = t.cycles - t.ddr if t.ddr else t.cycles
         work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
@@ -499,11 +573,27 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     return max(0, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
 
 
+def _late(t: Task, late: frozenset[int]) -> bool:
+    """Whether `t` runs after the last piece of its steps: stores, what follows a
+    reduction, and the reduction's NoC rounds (a multicast's delivery runs with its
+    load)."""
+    return (t.lane == "noc" and not t.delivers) or t.node in late
+
+
+def _streams(t: Task, schedule: Schedule) -> int:
+    """Tiles of the chip streaming like `t` at once: the owners of the reduction's shares
+    for what runs after it, the distinct windows of a multicast load, else every busy
+    tile."""
+    if _late(t, schedule.late):
+        return schedule.owners or schedule.tiles
+    return t.sources or schedule.tiles
+
+
 def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
     """Whether task `t` runs at `step`: a node that runs `count` times runs at the first
     of every steps / count steps, a late one (stores, after a reduction) at the last."""
     every = steps // max(1, t.count)
-    if t.lane == "noc" or t.node in late:
+    if _late(t, late):
         return step % every == every - 1
     return step % every == 0
 
@@ -524,7 +614,6 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
-    tiles, owners = schedule.tiles, schedule.owners or schedule.tiles
     latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
     runs: dict[int, int] = {}  # node -> buffer copy index of its last run
     readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
@@ -555,7 +644,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             fixed.append(setup)
             stream.append(t.ddr)
             deps.append(need)
-            streams.append(owners if t.lane == "noc" or t.node in schedule.late else tiles)
+            streams.append(_streams(t, schedule))
     return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config)
 
 
@@ -955,8 +1044,9 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
                                 v.result))
     ddr_bytes = sum(
         window_bytes(split.result_shapes.get(ValueRef(t.node, 0), ()) or (0,),
-                     spec.nodes[t.node].results[0], config) * t.count * split.tiles
-        for t in ts if spec.nodes[t.node].kind in ("load", "store")
+                     spec.nodes[t.node].results[0], config) * t.count
+        * (t.sources or split.tiles)
+        for t in ts if spec.nodes[t.node].kind in ("load", "store") and t.lane != "noc"
     )
     return Plan(
         candidate=cand, tiles=split.tiles, steps=split.steps,
@@ -968,6 +1058,7 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
         engines=tuple(EngineTime(lane, busy[lane]) for lane in (*LANES, "ddr")
                       if busy[lane]),
         ddr_bytes=ddr_bytes,
+        multicast=tuple(sorted(t.node for t in ts if t.delivers)),
     )
 
 

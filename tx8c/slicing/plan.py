@@ -96,6 +96,10 @@ class Plan:
     candidates: int = 0
     """How many candidates the search evaluated for this plan."""
     notes: tuple[str, ...] = field(default=())
+    multicast: tuple[int, ...] = ()
+    """The load nodes whose windows shared by several tiles are read from DDR once and
+    multicast over the NoC (`tx8c.slicing.evaluate.multicast_loads`; the lowering
+    follows it)."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -124,4 +128,5 @@ class Plan:
             engines=tuple(EngineTime(e["lane"], e["cycles"]) for e in data["engines"]),
             ddr_bytes=data["ddr_bytes"], candidates=data.get("candidates", 0),
             notes=tuple(data.get("notes", ())),
+            multicast=tuple(data.get("multicast", ())),
         )

@@ -36,6 +36,9 @@ numbers are known):
   writes its parameter registers, seed 003's TsmExecute).
 - `noc_bytes_per_cycle` = 64 per link and `noc_hop_cycles` = 4: the on-chip mesh NoC
   (a 512-bit link per direction between neighbouring tiles).
+- `noc_multicast` = True: a DDR window that several tiles of a group load at the same
+  step is read once and multicast to the others over the NoC (`tx8c.target.cost`
+  `noc_multicast_cycles`); False, every tile loads its windows from DDR itself.
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class TX8Config:
     - `ct_special_cycles_per_pass`, `dma_setup_cycles`, `kernel_issue_cycles`,
       `noc_bytes_per_cycle`, `noc_hop_cycles`: chosen defaults of the cost model (module
       docstring).
+    - `noc_multicast`: whether shared input windows are multicast over the NoC (module
+      docstring).
     - `batch_align_bytes`: every batch of a Cx/NCx tensor starts on this boundary
       (2048 bits = 256 bytes). Must be a power of two.
     - `ddr_bank_bytes`: a DDR bank (seed 003, opt_ddr / DDR_BANK_SIZE: 4096 bytes). With
@@ -134,6 +139,7 @@ class TX8Config:
     kernel_issue_cycles: int = 32
     noc_bytes_per_cycle: int = 64
     noc_hop_cycles: int = 4
+    noc_multicast: bool = True
     batch_align_bytes: int = 256
     ddr_bank_bytes: int = 4096
     channel_block_float: int = 64
@@ -148,6 +154,9 @@ class TX8Config:
     chip_link_bits_per_s: int = 1600 * GIGA
 
     def __post_init__(self) -> None:
+        if not isinstance(self.noc_multicast, bool):
+            raise ValueError(f"TX8Config.noc_multicast must be a bool, got "
+                             f"{self.noc_multicast!r}")
         for name in _POSITIVE_INT_FIELDS:
             _check_positive_int(name, getattr(self, name))
         for name in ("batch_align_bytes", "ddr_bank_bytes"):

@@ -86,7 +86,10 @@ def _unknown_field(path: Path, name: str, types: dict[str, Any]) -> str:
 
 def _check_type(path: Path, name: str, value: Any, annotation: Any) -> None:
     wants_sequence = "tuple" in str(annotation)
-    if wants_sequence:
+    if "bool" in str(annotation):
+        ok = isinstance(value, bool)
+        expected = "true or false"
+    elif wants_sequence:
         ok = isinstance(value, list) and all(_is_int(v) for v in value)
         expected = "a list of integers"
     else:

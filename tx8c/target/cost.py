@@ -24,6 +24,15 @@ marked "chosen default" in `tx8c.target.config` are not published and stay param
 - **NoC** (cross-tile reduction of partial sums): a binary tree over the tiles,
   ceil(log2(tiles)) rounds; a round sends the partial (`noc_bytes_per_cycle` per link,
   `noc_hop_cycles` per mesh hop) and adds it on the CT (`noc_transfer_cycles`).
+- **NoC multicast** (a DDR window several tiles load at the same step, read once): the
+  source tile's LSU reads the window from DDR and the NoC delivers the bytes as they
+  arrive (cut-through) to every destination along a row-column tree (XY routes from
+  the source; a router copies a packet onto each branch, so the source injects every
+  byte once and the branches run side by side). A destination ready when the DMA
+  starts holds its copy when the DMA's last bytes have crossed its hops, or - when the
+  NoC link is slower than the DMA - after the NoC's own setup, hops and bytes at
+  `noc_bytes_per_cycle` (`multicast_done`); one that is ready only later copies the
+  window from the source's SPM from then on.
 """
 
 from __future__ import annotations
@@ -126,6 +135,27 @@ def noc_reduce_cycles(nbytes: int, dtype: str, tiles: int, config: TX8Config) ->
         return 0
     rounds = math.ceil(math.log2(tiles))
     return rounds * noc_transfer_cycles(nbytes, dtype, 1, config)
+
+
+def noc_multicast_cycles(nbytes: int, hops: int, config: TX8Config) -> int:
+    """Cycles of the NoC alone moving `nbytes` to a destination `hops` mesh hops away: a
+    descriptor's setup, the hops, the bytes at `noc_bytes_per_cycle` (no CT work: the
+    bytes are copied, not combined)."""
+    if nbytes <= 0:
+        return 0
+    return (config.dma_setup_cycles + hops * config.noc_hop_cycles
+            + _ceil_div(nbytes, config.noc_bytes_per_cycle))
+
+
+def multicast_done(dma_start: float, dma_end: float, ready: float, nbytes: int, hops: int,
+                   config: TX8Config) -> float:
+    """When a destination `hops` away, ready to receive at `ready`, holds its copy of a
+    multicast whose DDR read ran from `dma_start` to `dma_end` (module docstring): the
+    last bytes cross the hops after the read, and the NoC streams from when both the
+    read and the destination have started."""
+    streaming_from = max(dma_start, ready)
+    return max(dma_end + hops * config.noc_hop_cycles,
+               streaming_from + noc_multicast_cycles(nbytes, hops, config))
 
 
 def mesh_hops(a: int, b: int, config: TX8Config) -> int:

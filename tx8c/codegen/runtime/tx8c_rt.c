@@ -461,7 +461,8 @@ static void run_one(TxMachine *m, int32_t group, int32_t tile, const TxInstr *in
         in->kernel->fn(in->kernel, m, tile);
         break;
     case TX_I_NOC:
-        tx_set_context(group, tile, i, "NoC reduction");
+        tx_set_context(group, tile, i, in->noc->combine == TX_COMBINE_NONE
+                                           ? "NoC multicast copy" : "NoC reduction");
         tx_noc_reduce(m, tile, in->noc);
         break;
     default:
@@ -487,7 +488,7 @@ static int may_run(int32_t n_tiles, const int32_t *tiles, const TxInstr *const *
     const TxInstr *in = &code[s][pc[s]];
     if (in->kind == TX_I_NOC) {
         int32_t src = slot_of(n_tiles, tiles, in->noc->source_tile);
-        if (src < 0) tx_fail("NoC reduction from tile %d, which has no work in this group",
+        if (src < 0) tx_fail("NoC transfer from tile %d, which has no work in this group",
                              (int)in->noc->source_tile);
         if (pc[src] <= in->noc->after) return 0;
     }

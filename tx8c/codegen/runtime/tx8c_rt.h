@@ -115,6 +115,8 @@ typedef struct TxDma {
                         where the moved window starts inside it) */
 } TxDma;
 
+/* A NoC reduction (combine: how the partial is added), or one destination of a multicast
+ * load (TX_COMBINE_NONE: the source's loaded window is copied). */
 typedef struct TxNoc {
     int32_t source_tile;
     TSR source;
