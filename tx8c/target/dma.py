@@ -47,10 +47,13 @@ along that dim to show three equal steps."""
 
 @dataclass(frozen=True)
 class Descriptor:
-    """Runs of `run_bytes` contiguous bytes, placed by nested loops (innermost first):
-    `counts[i]` iterations of `src_strides[i]` / `dst_strides[i]` bytes."""
+    """Runs of `run_bytes` contiguous bytes, the first at `src_base` / `dst_base` (byte
+    offsets in each side's tensor), the others placed by nested loops (innermost
+    first): `counts[i]` iterations of `src_strides[i]` / `dst_strides[i]` bytes."""
 
     run_bytes: int
+    src_base: int
+    dst_base: int
     counts: tuple[int, ...]
     src_strides: tuple[int, ...]
     dst_strides: tuple[int, ...]
@@ -91,7 +94,8 @@ def descriptors(
         if loops is None or len(loops) > config.dma_loop_dims:
             return None
         counts = tuple(c for c, _ in loops)
-        out.append(Descriptor(int(length) * itemsize, counts,
+        out.append(Descriptor(int(length) * itemsize, int(starts[0, 0]), int(starts[0, 1]),
+                              counts,
                               tuple(int(s[0]) for _, s in loops),
                               tuple(int(s[1]) for _, s in loops)))
     return tuple(out)
