@@ -144,30 +144,24 @@ def count(module) -> dict[str, int]:
     return row
 
 
-def measure(path: Path, grouping: bool = True) -> dict[str, float]:
+def measure(path: Path) -> dict[str, float]:
     from xdsl.passes import PassPipeline
 
+    from tx8c import pipeline
     from tx8c.dialect import make_context
     from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.passes import available_passes
-    from tx8c.pipeline import (
-        CompileOptions,
-        constants_spec,
-        gc_paused,
-        grouping_spec,
-        layout_spec,
-        midend_spec,
-    )
 
     module = import_onnx(path).module
-    stages = midend_spec() + layout_spec("optimal") + constants_spec()
-    if grouping:  # up to the loads and stores (and the DMA fusion where the checkout has it)
-        passes = grouping_spec(CompileOptions())
-        stages += passes[:passes.index("group-ldst") + 1] + [
-            p for p in passes if p == "fuse-channel-norm-dma"]
+    stages = pipeline.midend_spec() + pipeline.layout_spec("optimal") + \
+        pipeline.constants_spec()
+    # grouping up to the loads and stores (and the DMA fusion where the checkout has it)
+    passes = pipeline.grouping_spec(pipeline.CompileOptions())
+    stages += passes[:passes.index("group-ldst") + 1] + [
+        p for p in passes if p == "fuse-channel-norm-dma"]
     spec = ",".join(stages)
     start = time.perf_counter()
-    with gc_paused():
+    with pipeline.gc_paused():
         PassPipeline.parse_spec(available_passes(), spec).apply(make_context(), module)
     row = count(module)
     return {**row, "seconds": round(time.perf_counter() - start, 2)}
