@@ -10,8 +10,12 @@ from functools import cache
 import numpy as np
 import onnx
 import pytest
+from hypothesis import HealthCheck, given, settings
 from onnx import TensorProto, helper, numpy_helper
 
+from tests.random_graphs import build_dag, dag_steps
+from tests.random_graphs import random_inputs as dag_inputs
+from tests.unit.group.common import grouping, run
 from tx8c.analysis.layout_problem import layout_traffic, read_layout_stats
 from tx8c.codegen.lower import lower_module
 from tx8c.const_container import module_container
@@ -21,8 +25,9 @@ from tx8c.errors import Tx8ComputeError
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.frontend.onnx.loader import prepare
 from tx8c.frontend.onnx.runtime import random_inputs, run_onnxruntime
+from tx8c.ir import parse_module, print_module
 from tx8c.ir_utils import stored_layout
-from tx8c.pipeline import CompileOptions, run_pipeline
+from tx8c.pipeline import CompileOptions, layout_spec, run_pipeline
 from tx8c.sim.cmodel import run_cmodel
 from tx8c.sim.cmodel_v2 import run_program
 from tx8c.sim.reference import input_names, main_function, run_reference
@@ -155,3 +160,40 @@ def test_cmodel_v2_reads_the_spm_side_in_the_producers_layout() -> None:
         groups.append(replace(g, tiles=tiles))
     with pytest.raises(Tx8ComputeError, match="written as"):
         run_program(replace(program, groups=tuple(groups)), module, inputs, container)
+
+
+def test_pipeline_position() -> None:
+    """After group-ldst (it needs the loads and stores), before group-mapping and
+    group-dag (the barriers are laid between the groups that remain); off with
+    dma_conversions=False."""
+    from tx8c.pipeline import grouping_spec
+
+    spec = grouping_spec(CompileOptions())
+    assert spec.index("group-ldst") < spec.index("fuse-channel-norm-dma") < spec.index(
+        "group-mapping") < spec.index("group-dag")
+    assert "fuse-channel-norm-dma" not in grouping_spec(CompileOptions(dma_conversions=False))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dag_steps(max_size=24))
+def test_random_dags_keep_their_values(steps) -> None:
+    """Random graphs (ChannelNorms among their ops, aligned and compact producers):
+    grouped with the fusion they give, on the reference and the cmodel v1, bit for bit
+    what they gave before grouping; every fused conversion is a load or store whose
+    layout differs from its operand's, and the printed IR reads back the same."""
+    module = run(build_dag(steps, max_ops=30), layout_spec("optimal"))
+    inputs = dag_inputs(module, seed=len(steps))
+    before = module.clone()
+    norms = sum(op.name == "tx8be.ChannelNorm" for op in module.walk())
+    grouping(module, "none", dma_conversions=True)
+    stats = read_layout_stats(module)["fuse-channel-norm-dma"]
+    fused = stats["fused_stores"] + stats["fused_loads"]
+    assert sum(op.name == "tx8be.ChannelNorm" for op in module.walk()) == norms - fused
+    converting = [op for op in module.walk() if op.name in ("tx8be.LoadVar", "tx8be.StoreVar")
+                  and stored_layout(op.results[0]) != stored_layout(op.operands[0])]
+    assert len(converting) >= fused
+    expected = run_reference(before, inputs)
+    for again in (module, parse_module(print_module(module))):
+        for executor in (run_reference, run_cmodel):
+            for want, got in zip(expected, executor(again, inputs), strict=True):
+                assert want.tobytes() == got.tobytes()
