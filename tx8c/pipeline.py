@@ -121,20 +121,20 @@ def constants_spec() -> list[str]:
 
 def grouping_spec(options: CompileOptions) -> list[str]:
     """The grouping stage (seed 003): patterns (unless opt-group is none and no pattern
-    file is given), single groups for the rest, loads and stores, ChannelNorm groups
-    folded into their neighbours' DMAs (dma_conversions), adjacent groups merged
-    where the slicing estimate says so (regroup), the tile region, and one barrier per
-    layer of groups (opt_barrier)."""
+    file is given), single groups for the rest, loads and stores, adjacent groups merged
+    where the slicing estimate says so (regroup), ChannelNorm groups folded into their
+    neighbours' DMAs (dma_conversions), the tile region, and one barrier per layer of
+    groups (opt_barrier)."""
     stages = []
     if options.group_patterns is not None:
         stages.append(f'group-pattern{{pattern-file="{options.group_patterns}"}}')
     elif options.opt_group != "none":
         stages.append(f"group-pattern{{mode={options.opt_group}}}")
     stages += ["group-optimization", "group-ldst"]
-    if options.dma_conversions:
-        stages.append("fuse-channel-norm-dma")
     if options.regroup > 1:
         stages.append(f"regroup-by-cost{{window={options.regroup}}}")
+    if options.dma_conversions:  # after regroup: its merges replace a load by the
+        stages.append("fuse-channel-norm-dma")  # stored SPM value, same layout assumed
     stages += ["group-mapping"]
     if options.opt_barrier:
         stages.append("group-dag")

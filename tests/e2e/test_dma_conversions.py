@@ -163,14 +163,14 @@ def test_cmodel_v2_reads_the_spm_side_in_the_producers_layout() -> None:
 
 
 def test_pipeline_position() -> None:
-    """After group-ldst (it needs the loads and stores), before group-mapping and
-    group-dag (the barriers are laid between the groups that remain); off with
-    dma_conversions=False."""
+    """After group-ldst (it needs the loads and stores) and regroup-by-cost, before
+    group-mapping and group-dag (the barriers are laid between the groups that remain);
+    off with dma_conversions=False."""
     from tx8c.pipeline import grouping_spec
 
-    spec = grouping_spec(CompileOptions())
-    assert spec.index("group-ldst") < spec.index("fuse-channel-norm-dma") < spec.index(
-        "group-mapping") < spec.index("group-dag")
+    spec = grouping_spec(CompileOptions(regroup=2))
+    assert spec.index("group-ldst") < spec.index("regroup-by-cost{window=2}") < spec.index(
+        "fuse-channel-norm-dma") < spec.index("group-mapping") < spec.index("group-dag")
     assert "fuse-channel-norm-dma" not in grouping_spec(CompileOptions(dma_conversions=False))
 
 

@@ -31,8 +31,11 @@ finds the transfer between the two layouts of the value expressible as strided r
 (one descriptor per run length, `dma_loop_dims` loops each), from the `mem_layout`
 address functions, never from a list of shapes.
 
-Requires: group-ldst (loads, stores, group_tag); runs before group-mapping and group-dag
-(group ids need not be dense). Guarantees: values unchanged (the reference executor
+Requires: group-ldst (loads, stores, group_tag); runs after regroup-by-cost (whose
+merges replace a member's load by the value another member stored, assuming the SPM
+side in the stored layout: a converting DMA would break that) and before group-mapping
+and group-dag (the barriers go between the groups that remain; group ids stay as they
+were, no longer dense). Guarantees: values unchanged (the reference executor
 sees identities either way); every StoreVar/LoadVar whose `mem_layout` family differs
 from its operand's stored layout is a converting DMA, and the cmodels, the lowering and
 the C runtime move its bytes by the two address maps; the slicing cost counts a
