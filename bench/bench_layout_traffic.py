@@ -107,6 +107,8 @@ def _returned(use) -> bool:
         return _to_output(op.results[0])
     if op.name == "tx8be.Yield":
         return _to_output(op.parent_op().results[use.index])
+    if op.name == "tx8be.Group":  # read by a group: follow its block argument
+        return _to_output(op.regions[0].block.args[use.index])
     return False
 
 
