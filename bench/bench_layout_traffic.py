@@ -3,9 +3,12 @@
     .venv/bin/python bench/bench_layout_traffic.py [MODEL.onnx ...]
     .venv/bin/python bench/bench_layout_traffic.py --baseline /work/main [MODEL.onnx ...]
 
-Each model is imported, run through the mid-end, the layout stage (strategy optimal) and
+Each model is imported, run through the mid-end, the layout stage (strategy optimal),
 the constants stage (whose const-norm folds the ChannelNorms of constants into their
-stored bytes, so what is left runs at inference time), and then counted on the IR:
+stored bytes, so what is left runs at inference time) and the grouping stage up to the
+loads and stores and fuse-channel-norm-dma (where the checkout has it: a ChannelNorm
+group folded into its neighbour's store or load moves no extra byte and is gone from
+the IR), and then counted on the IR:
 
 - ChannelNorms: count, and bytes (each writes its result in its `dev_info` layout), and
   of those bytes the ones at the graph's edges (a graph input, which is compact, read
@@ -16,11 +19,14 @@ stored bytes, so what is left runs at inference time), and then counted on the I
 - Reshapes that move bytes in their family (their element map, applied to the operand's
   address map, is not the result's address map; counted with
   `tx8c.target.mem_layout.address_map` only): count and bytes;
-- relabels (`tx8be.Relabel`): count.
+- relabels (`tx8be.Relabel`): count;
+- fused: the ChannelNorms fuse-channel-norm-dma turned into converting DMAs (its
+  statistics), and the bytes they would have written (not in the CN columns).
 
 The checkout measured is the one Python imports `tx8c` from (the venv's editable
 install, or PYTHONPATH). Only functions every checkout of tx8c has are used
-(`ir_utils.value_stored_bytes`, `mem_layout.address_map`, the pipeline's stage lists), so
+(`ir_utils.value_stored_bytes`, `mem_layout.address_map`, the pipeline's stage lists;
+edges are traced through loads, stores and group boundaries), so
 `--baseline DIR` runs this same script on another checkout (its `.venv/bin/python` when
 it has one, with DIR first on PYTHONPATH) and prints the two tables and the ratios. MB = 1e6 bytes.
 """
@@ -40,7 +46,8 @@ import numpy as np
 MODELS = ("bert_base", "gpt2_base", "vit_full", "llama_small", "resnet50", "mobilenetv2",
           "convnext")
 COLUMNS = ("channel_norms", "channel_norm_bytes", "edge_bytes", "transposes", "transpose_bytes",
-           "transposes_inserted", "reshapes", "reshape_bytes", "relabels")
+           "transposes_inserted", "reshapes", "reshape_bytes", "relabels", "fused",
+           "fused_bytes")
 
 
 def _address_bytes(op) -> int:
@@ -63,23 +70,46 @@ def _address_bytes(op) -> int:
     return 0 if np.array_equal(moved, address_map(dst_shape, dtype, dst_layout)) else written
 
 
+PASS_THROUGH = ("tx8be.Relabel", "tx8be.LoadVar", "tx8be.StoreVar")
+"""Ops that hand a value on unchanged as far as the graph's edges are concerned."""
+
+
 def _from_input(value) -> bool:
-    """`value` is a graph input, maybe through relabels."""
+    """`value` is a graph input, maybe through relabels, loads, stores and group
+    boundaries (the module may be grouped)."""
     from xdsl.ir import BlockArgument
 
-    while not isinstance(value, BlockArgument) and value.owner.name == "tx8be.Relabel":
-        value = value.owner.operands[0]
-    return isinstance(value, BlockArgument)
+    while True:
+        if isinstance(value, BlockArgument):
+            parent = value.owner.parent_op()
+            if parent is None or parent.name != "tx8be.Group":
+                return True
+            value = parent.operands[value.index]
+        elif value.owner.name in PASS_THROUGH:
+            value = value.owner.operands[0]
+        elif value.owner.name == "tx8be.Group":
+            value = value.owner.regions[0].block.last_op.operands[value.index]
+        else:
+            return False
 
 
 def _to_output(value) -> bool:
-    """`value` is only returned, maybe through relabels."""
+    """`value` is only returned, maybe through relabels, stores and group boundaries."""
     uses = list(value.uses)
-    return bool(uses) and all(
-        u.operation.name == "func.return"
-        or (u.operation.name == "tx8be.Relabel" and _to_output(u.operation.results[0]))
-        for u in uses
-    )
+    return bool(uses) and all(_returned(u) for u in uses)
+
+
+def _returned(use) -> bool:
+    op = use.operation
+    if op.name == "func.return":
+        return True
+    if op.name in PASS_THROUGH:
+        return _to_output(op.results[0])
+    if op.name == "tx8be.Yield":
+        return _to_output(op.parent_op().results[use.index])
+    if op.name == "tx8be.Group":  # read by a group: follow its block argument
+        return _to_output(op.regions[0].block.args[use.index])
+    return False
 
 
 def count(module) -> dict[str, int]:
@@ -108,23 +138,32 @@ def count(module) -> dict[str, int]:
             row["reshape_bytes"] += written
         elif op.name == "tx8be.Relabel":
             row["relabels"] += 1
-    preset = read_layout_stats(module).get("layout-preset-to-npu", {})
-    row["transposes_inserted"] = int(preset.get("transposes", 0))
+    stats = read_layout_stats(module)
+    row["transposes_inserted"] = int(stats.get("layout-preset-to-npu", {}).get("transposes", 0))
+    fused = stats.get("fuse-channel-norm-dma", {})
+    row["fused"] = int(fused.get("fused_stores", 0)) + int(fused.get("fused_loads", 0))
+    row["fused_bytes"] = int(fused.get("fused_bytes", 0))
     return row
 
 
 def measure(path: Path) -> dict[str, float]:
     from xdsl.passes import PassPipeline
 
+    from tx8c import pipeline
     from tx8c.dialect import make_context
     from tx8c.frontend.onnx.importer import import_onnx
     from tx8c.passes import available_passes
-    from tx8c.pipeline import constants_spec, gc_paused, layout_spec, midend_spec
 
     module = import_onnx(path).module
-    spec = ",".join(midend_spec() + layout_spec("optimal") + constants_spec())
+    stages = pipeline.midend_spec() + pipeline.layout_spec("optimal") + \
+        pipeline.constants_spec()
+    # grouping up to the loads and stores (and the DMA fusion where the checkout has it)
+    passes = pipeline.grouping_spec(pipeline.CompileOptions())
+    stages += passes[:passes.index("group-ldst") + 1] + [
+        p for p in passes if p == "fuse-channel-norm-dma"]
+    spec = ",".join(stages)
     start = time.perf_counter()
-    with gc_paused():
+    with pipeline.gc_paused():
         PassPipeline.parse_spec(available_passes(), spec).apply(make_context(), module)
     row = count(module)
     return {**row, "seconds": round(time.perf_counter() - start, 2)}
@@ -133,7 +172,8 @@ def measure(path: Path) -> dict[str, float]:
 def print_table(title: str, rows: dict[str, dict]) -> None:
     print(title)
     head = (f"{'model':<12} {'CNs':>5} {'CN MB':>8} {'edges':>7} {'T':>4} {'T MB':>7} "
-            f"{'T ins.':>6} {'R mov.':>6} {'R MB':>7} {'relabels':>8} {'CN+T MB':>8} {'s':>6}")
+            f"{'T ins.':>6} {'R mov.':>6} {'R MB':>7} {'relabels':>8} {'fused':>5} "
+            f"{'fused MB':>8} {'CN+T MB':>8} {'s':>6}")
     print(head)
     print("-" * len(head))
     for name, r in rows.items():
@@ -142,7 +182,8 @@ def print_table(title: str, rows: dict[str, dict]) -> None:
               f"{r['edge_bytes'] / 1e6:>7.3f} "
               f"{r['transposes']:>4} {r['transpose_bytes'] / 1e6:>7.3f} "
               f"{r['transposes_inserted']:>6} {r['reshapes']:>6} "
-              f"{r['reshape_bytes'] / 1e6:>7.3f} {r['relabels']:>8} {cn_t / 1e6:>8.3f} "
+              f"{r['reshape_bytes'] / 1e6:>7.3f} {r['relabels']:>8} {r.get('fused', 0):>5} "
+              f"{r.get('fused_bytes', 0) / 1e6:>8.3f} {cn_t / 1e6:>8.3f} "
               f"{r['seconds']:>6.1f}")
     print()
 

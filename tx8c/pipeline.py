@@ -41,6 +41,9 @@ class CompileOptions:
     regroup: int = 0
     """regroup-by-cost's window: merge up to this many adjacent groups where the slicing
     estimate says it pays; 0 (or 1) keeps the groups the patterns made."""
+    dma_conversions: bool = True
+    """fuse-channel-norm-dma: a ChannelNorm group becomes its neighbour's converting
+    store or load (the LSU writes each side in its own layout)."""
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
@@ -119,8 +122,9 @@ def constants_spec() -> list[str]:
 def grouping_spec(options: CompileOptions) -> list[str]:
     """The grouping stage (seed 003): patterns (unless opt-group is none and no pattern
     file is given), single groups for the rest, loads and stores, adjacent groups merged
-    where the slicing estimate says so (regroup), the tile region, and one barrier per
-    layer of groups (opt_barrier)."""
+    where the slicing estimate says so (regroup), ChannelNorm groups folded into their
+    neighbours' DMAs (dma_conversions), the tile region, and one barrier per layer of
+    groups (opt_barrier)."""
     stages = []
     if options.group_patterns is not None:
         stages.append(f'group-pattern{{pattern-file="{options.group_patterns}"}}')
@@ -129,6 +133,8 @@ def grouping_spec(options: CompileOptions) -> list[str]:
     stages += ["group-optimization", "group-ldst"]
     if options.regroup > 1:
         stages.append(f"regroup-by-cost{{window={options.regroup}}}")
+    if options.dma_conversions:  # after regroup: its merges replace a load by the
+        stages.append("fuse-channel-norm-dma")  # stored SPM value, same layout assumed
     stages += ["group-mapping"]
     if options.opt_barrier:
         stages.append("group-dag")

@@ -78,7 +78,10 @@ def test_compile_writes_model_stages_and_report(cnn: Path, tmp_path: Path) -> No
     traffic = report["layout_traffic"]  # what the layout stage left that moves bytes
     assert {"channel_norms", "channel_norm_bytes", "transposes", "transpose_bytes",
             "relabels"} <= set(traffic)
-    assert traffic["channel_norms"] == report["layout"]["layout-align-opt"]["channel_norms"]
+    fused = report["layout"]["fuse-channel-norm-dma"]  # ChannelNorm groups become DMAs
+    assert traffic["channel_norms_fused"] == fused["fused_stores"] + fused["fused_loads"]
+    assert traffic["channel_norms"] + traffic["channel_norms_fused"] == \
+        report["layout"]["layout-align-opt"]["channel_norms"]
 
 
 def test_run_then_compare_agree_with_onnxruntime(cnn: Path, tmp_path: Path) -> None:

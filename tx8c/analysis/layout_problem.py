@@ -98,7 +98,10 @@ def read_layout_stats(module: ModuleOp) -> dict[str, dict[str, int | str]]:
 
 def layout_traffic(stats: Mapping[str, Mapping[str, int | str]]) -> dict[str, int]:
     """What still moves bytes after the layout stage, from its passes' statistics: the
-    ChannelNorms left (layout-align-opt, else layout-align-to-npu), the Transposes and
+    ChannelNorms left (layout-align-opt, else layout-align-to-npu) less the ones
+    fuse-channel-norm-dma folded into a DMA (those move no extra byte: the store or load
+    they became moves each byte once; counted apart as `channel_norms_fused` and
+    `channel_norm_bytes_fused`, the bytes they would have written), the Transposes and
     Reshapes left with the bytes they write in their family (0 for one that moves
     nothing) and the relabels (layout-relabel), and the Transposes layout-preset-to-npu
     inserted. Missing passes count 0."""
@@ -112,6 +115,12 @@ def layout_traffic(stats: Mapping[str, Mapping[str, int | str]]) -> dict[str, in
     )
     traffic = {key: int(source.get(key, 0)) for source, key in pick}
     traffic["transposes_inserted"] = int(preset.get("transposes", 0))
+    fused = stats.get("fuse-channel-norm-dma", {})
+    traffic["channel_norms_fused"] = int(fused.get("fused_stores", 0)) + int(
+        fused.get("fused_loads", 0))
+    traffic["channel_norm_bytes_fused"] = int(fused.get("fused_bytes", 0))
+    traffic["channel_norms"] -= traffic["channel_norms_fused"]
+    traffic["channel_norm_bytes"] -= traffic["channel_norm_bytes_fused"]
     return traffic
 
 

@@ -113,6 +113,7 @@ def _compile(args: argparse.Namespace) -> int:
                 "group_patterns": options.group_patterns,
                 "opt_barrier": options.opt_barrier,
                 "regroup": options.regroup,
+                "dma_conversions": options.dma_conversions,
             },
             "pipeline": pipeline_spec(options),
             "layout": _layout_stats(result.module),
@@ -352,6 +353,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
+        dma_conversions=getattr(args, "dma_conversions", True),
     )
 
 
@@ -824,6 +826,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
                    help="merge up to WINDOW adjacent groups where the slicing estimate "
                    "says it pays (regroup-by-cost; 0 = off, the default)")
+    p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
+                   help="keep ChannelNorm groups as CT conversions instead of folding them "
+                   "into the neighbouring group's DMA (fuse-channel-norm-dma)")
     _add_target_config(p)
 
 

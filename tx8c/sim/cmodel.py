@@ -34,8 +34,13 @@ Semantics:
   that is not gives a wrong answer.
 - **Transpose** and every other op just compute (unpack, `compute()`, pack).
 - **LoadVar / StoreVar** are DMA moves: they copy their operand's bytes unchanged (same
-  bytes, same layout). They appear after grouping, not after the layout stage; the cmodel
-  gives them their byte meaning so later stages can run on it.
+  bytes, same layout) when their `dev_info.mem_layout` is the layout the operand was
+  written in (or they have none). When it is another layout they are a converting DMA
+  (fuse-channel-norm-dma): each element is read where the operand's layout put it and
+  written where the op's layout puts it, as the LSU does with the two address maps; so a
+  store left in the wrong layout gives a wrong answer. They appear after grouping, not
+  after the layout stage; the cmodel gives them their byte meaning so later stages can
+  run on it.
 - **Constants.** A `LoadConst` is the DMA of its constant's stored bytes: with a
   ConstContainer (given, or the one the module carries) its result is
   `container.stored_bytes(id)` in the container's layout for that id, exactly what
@@ -161,8 +166,7 @@ class CModel(ReferenceExecutor):
             self._record(op, [], [len(data)])
             return [Buffer(data, layout)]
         if op.has_trait(ByteMove):  # LoadVar, StoreVar
-            self._record(op, [len(b.data) for b in values], [len(b.data) for b in values])
-            return list(values)
+            return [self._dma(op, values[0])]
         if isinstance(op, Tx8beOp) and op.moves_no_bytes():  # an alias of its operand
             self._record(op, [0], [0])
             return [Buffer(values[0].data, self._result_layouts(op, op_is_aligned(op))[0])]
@@ -190,6 +194,19 @@ class CModel(ReferenceExecutor):
             [len(b.data) for b in results],
         )
         return results
+
+    def _dma(self, op: Tx8beOp, source: Buffer) -> Buffer:
+        """A LoadVar/StoreVar: the same bytes when its layout is its operand's (or it
+        has none); else a converting DMA (fuse-channel-norm-dma): every element read at
+        its address in the operand's layout and written at its address in the op's."""
+        layout = op.mem_layout()
+        if layout is None or layout == source.layout:
+            self._record(op, [len(source.data)], [len(source.data)])
+            return source
+        t = op.results[0].type
+        result = self.write(self.read(source, t, source.layout), t, layout)
+        self._record(op, [len(source.data)], [len(result.data)])
+        return result
 
     @staticmethod
     def _families(op: Tx8beOp) -> tuple[bool, bool]:

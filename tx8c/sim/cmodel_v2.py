@@ -69,6 +69,8 @@ from tx8c.codegen.program import (
     Program,
     SpmRef,
 )
+from tx8c.dialect.attrs import LayoutMode
+from tx8c.dialect.layout import is_aligned, mem_layout_for
 from tx8c.errors import Tx8ComputeError
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
@@ -540,6 +542,14 @@ class _Simulation:
             for d in op.deps:
                 self.ops[d].users.append(op.gid)
 
+    def _dma_ddr_bytes(self, ins: Dma) -> int:
+        """What a DMA streams: its window in the DDR tensor's layout family (as the
+        estimate counts it), which differs from the SPM side's bytes when the DMA
+        converts (fuse-channel-norm-dma)."""
+        t = self.program.tensor(ins.tensor)
+        layout = mem_layout_for(ins.window.shape, is_aligned(LayoutMode[t.layout]))
+        return _nbytes(ins.window.shape, t.dtype, layout.name, self.config)
+
     def _ref_range(self, ref: SpmRef) -> tuple[int, int]:
         return ref.addr, ref.addr + _nbytes(ref.shape, ref.dtype, ref.layout, self.config)
 
@@ -547,7 +557,7 @@ class _Simulation:
         config = self.config
         if isinstance(ins, Dma):
             rng = (tile, *self._ref_range(ins.spm))
-            nbytes = _nbytes(ins.window.shape, ins.spm.dtype, ins.spm.layout, config)
+            nbytes = self._dma_ddr_bytes(ins)
             reads, writes = ([], [rng]) if ins.lane == "ld" else ([rng], [])
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                        fixed=config.dma_setup_cycles, stream=nbytes)

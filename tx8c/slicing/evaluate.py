@@ -58,7 +58,7 @@ from functools import lru_cache
 from tx8c.analysis.interval_alloc import Buffer, OutOfMemory, allocate, max_live
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
-from tx8c.slicing.group import GroupSpec, ValueRef
+from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
 from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
@@ -893,7 +893,7 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
     for n in spec.nodes:
         shape = n.slicer.loop_shape
         if n.kind in ("load", "store"):
-            ddr += window_bytes(n.results[0].shape, n.results[0], config)
+            ddr += window_bytes(n.results[0].shape, ddr_side(spec, n), config)
             continue
         if n.kind == "ddr":  # its readers' transfers count what they fetch
             continue
@@ -903,6 +903,15 @@ def group_bound(spec: GroupSpec, config: TX8Config) -> int:
             lanes[lane] += cycles(work, config).cycles - config.kernel_issue_cycles
     ddr_cycles = math.ceil(ddr * config.clock_hz / config.ddr_bandwidth_bytes_per_s)
     return max(math.ceil(lanes["ne"] / tiles), math.ceil(lanes["ct"] / tiles), ddr_cycles)
+
+
+def ddr_side(spec: GroupSpec, node: Node) -> Stored:
+    """How the DDR side of a load or store node is stored: a store writes its result,
+    a load reads its group input (a LoadConst, no input, its constant as loaded). The
+    two sides differ for a converting DMA (fuse-channel-norm-dma)."""
+    if node.kind == "load" and node.inputs and node.inputs[0].is_input:
+        return spec.value(node.inputs[0])
+    return node.results[0]
 
 
 def live_buffers(spec: GroupSpec, cand: Candidate, config: TX8Config) -> list[Buffer]:

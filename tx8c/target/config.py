@@ -32,6 +32,10 @@ numbers are known):
 - `ct_special_cycles_per_pass` = 4: a transcendental, division or root pass of the CT
   (CGRA) costs four simple passes (a polynomial or iteration of a few steps).
 - `dma_setup_cycles` = 64: fixed cost of one DMA descriptor (issue and first beat).
+- `dma_loop_dims` = 4: the nested loops of one DMA descriptor (each a count and a byte
+  stride on each side) that place its runs of contiguous bytes; a transfer between two
+  layouts is one descriptor per run length (`tx8c.target.dma`). Four loops address a
+  window of any rank-4 tensor run by run, batch, rows and channel blocks included.
 - `kernel_issue_cycles` = 32: fixed cost of one CT/NE kernel call (the kernel core
   writes its parameter registers, seed 003's TsmExecute).
 - `noc_bytes_per_cycle` = 64 per link and `noc_hop_cycles` = 4: the on-chip mesh NoC
@@ -69,6 +73,7 @@ _POSITIVE_INT_FIELDS = (
     "lsu_bytes_per_cycle",
     "ct_special_cycles_per_pass",
     "dma_setup_cycles",
+    "dma_loop_dims",
     "kernel_issue_cycles",
     "noc_bytes_per_cycle",
     "noc_hop_cycles",
@@ -99,7 +104,7 @@ class TX8Config:
       product of 8 x 16 x 8 per step; `ne_blocks_per_cycle` (chosen default, 4).
     - `ct_bytes_per_cycle`: CT vector width (chosen default, 256 bytes per cycle).
     - `lsu_bytes_per_cycle`: LSU (DMA) width (chosen default, 128 bytes per cycle).
-    - `ct_special_cycles_per_pass`, `dma_setup_cycles`, `kernel_issue_cycles`,
+    - `ct_special_cycles_per_pass`, `dma_setup_cycles`, `dma_loop_dims`, `kernel_issue_cycles`,
       `noc_bytes_per_cycle`, `noc_hop_cycles`: chosen defaults of the cost model (module
       docstring).
     - `noc_multicast`: whether shared input windows are multicast over the NoC (module
@@ -136,6 +141,7 @@ class TX8Config:
     lsu_bytes_per_cycle: int = 128
     ct_special_cycles_per_pass: int = 4
     dma_setup_cycles: int = 64
+    dma_loop_dims: int = 4
     kernel_issue_cycles: int = 32
     noc_bytes_per_cycle: int = 64
     noc_hop_cycles: int = 4

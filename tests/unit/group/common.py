@@ -30,8 +30,14 @@ def run(module: ModuleOp, spec: list[str]) -> ModuleOp:
     return module
 
 
-def grouping(module: ModuleOp, mode: str = "default") -> ModuleOp:
-    return run(module, grouping_spec(CompileOptions(opt_group=mode)))
+def grouping(module: ModuleOp, mode: str = "default", dma_conversions: bool = False
+             ) -> ModuleOp:
+    """The grouping stage. Without fuse-channel-norm-dma by default: the invariants
+    tested here (every compute op in one group, dense group ids, boundary bytes of the
+    singles grouping) are the patterns' and group-ldst's; the fusion, which erases
+    ChannelNorm groups, is tested on its own (tests/e2e/test_dma_conversions.py)."""
+    options = CompileOptions(opt_group=mode, dma_conversions=dma_conversions)
+    return run(module, grouping_spec(options))
 
 
 @cache

@@ -277,7 +277,9 @@ class ChannelNormOp(_IdentityOp):
 
 @tx8be_op
 class LoadVarOp(_IdentityOp):
-    """DMA of a tensor from DDR to SPM (RDMA), inserted at a group's inputs.
+    """DMA of a tensor from DDR to SPM (RDMA), inserted at a group's inputs. Its
+    `dev_info.mem_layout` is the SPM side's layout; when it is not the layout its
+    operand is stored in, the load converts (fuse-channel-norm-dma).
 
     need_load is 0: the LoadVar is itself the load of its operand, so `group-ldst` never
     puts another one in front of it.
@@ -290,8 +292,14 @@ class LoadVarOp(_IdentityOp):
         return self.op_attr(align_mode=AlignMode.BOTH, engine=Engine.LSU, need_load=0)
 
     def slicer(self):
-        """An RDMA of the slice's stored bytes, DDR -> SPM."""
-        return TransferSlicer(**slicer_fields(self))
+        """An RDMA of the slice's stored bytes, DDR -> SPM, counted in the layout family
+        its operand is stored in in DDR (a converting load, fuse-channel-norm-dma, writes
+        SPM in its own layout)."""
+        from tx8c.dialect.layout import is_aligned
+        from tx8c.ir_utils import stored_layout
+
+        return TransferSlicer(**{**slicer_fields(self),
+                                 "aligned": is_aligned(stored_layout(self.operands[0]))})
 
     def ddr_transfer(self) -> str:
         return "load"
@@ -299,7 +307,9 @@ class LoadVarOp(_IdentityOp):
 
 @tx8be_op
 class StoreVarOp(_IdentityOp):
-    """DMA of a tensor from SPM to DDR (WDMA), inserted at a group's outputs.
+    """DMA of a tensor from SPM to DDR (WDMA), inserted at a group's outputs. Its
+    `dev_info.mem_layout` is the DDR side's layout; when it is not the layout its
+    operand is stored in, the store converts (fuse-channel-norm-dma).
 
     need_store is 0: the StoreVar's result is already in DDR, so `group-ldst` never
     stores it again.
