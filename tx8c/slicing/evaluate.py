@@ -140,6 +140,10 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                propagate=None) -> Split:
     """Largest slices, run counts and window shapes of a candidate (see the module
     docstring); raises `Rejected` when a node cannot make the cut."""
+    if not spec.sliceable and (cand.reduce is not None
+                               or any(f > 1 for f in cand.sharding + cand.split)):
+        raise Rejected("the group can only run whole: a node lies neither upstream of "
+                       f"{spec.nodes[spec.anchor].label} nor stores a value it computes")
     propagate = propagate or Propagator(spec)
     granules = anchor_granules(spec, config)
     shares = tiles(spec, cand, config)

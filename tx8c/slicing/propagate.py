@@ -98,35 +98,29 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
     reduce = reduce or {}
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
+    unsliced = anchor == Window.whole(spec.anchor_shape)
     for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
         slicer = node.slicer
         if node.index == spec.anchor:
             window = _with_reduction(slicer, anchor, reduce.get(node.index))
         else:
             results = [needed.get(ref) for ref in refs]
-            if results.count(None) == len(results):
+            if results.count(None) != len(results):
+                window = _with_reduction(slicer, slicer.loops_for(results),
+                                         reduce.get(node.index))
+            elif unsliced:
+                # an unsliced slice computes everything: a node the anchor does not
+                # reach (a store beside it, in a group that cannot be cut) runs whole,
+                # and asks its producers for all it reads before they are visited
+                window = Window.whole(slicer.loop_shape)
+            else:
                 continue  # nothing downstream reads it in this slice
-            window = _with_reduction(slicer, slicer.loops_for(results), reduce.get(node.index))
         loops[node.index] = window
         for ref, operand in zip(node.inputs, slicer.back_window(window), strict=True):
             held = needed.get(ref)
             needed[ref] = operand if held is None else held.hull(operand)
     _side_stores(spec, loops, needed)
-    if anchor == Window.whole(spec.anchor_shape):
-        _whole_rest(spec, loops, needed)
     return Windows(tuple(loops), needed)
-
-
-def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
-    """An unsliced slice computes everything: a node the anchor does not reach (a group
-    that cannot be cut) runs on its whole loop space."""
-    for node in spec.nodes:
-        if loops[node.index] is None:
-            window = Window.whole(node.slicer.loop_shape)
-            loops[node.index] = window
-            for ref, operand in zip(node.inputs, node.slicer.back_window(window),
-                                    strict=True):
-                needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
 
 
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
