@@ -50,7 +50,13 @@ from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
-from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
+from tx8c.slicing.steps import (
+    anchor_granules,
+    downstream_of,
+    reduce_tree,
+    step_windows,
+    tiles,
+)
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import cycles, ddr_bytes_per_cycle, mesh_hops, noc_transfer_cycles
 from tx8c.target.mem_layout import byte_size
@@ -172,10 +178,35 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                        propagate)
     sizes = samples + [propagate(a, _reduce(cand, r))
                        for a, r in _interior(spec, cand, pieces, reduce_pieces, first)]
+    sizes += _covering_samples(spec, cand, shares, granules, sizes, propagate)
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps)
+
+
+def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
+    """Windows of further steps, tile by tile in loop order, until every node runs in
+    one of `samples` or the steps run out. The sampled steps (tile 0's, and two places
+    in the whole anchor space) miss a node that only some steps run - a store of
+    another piece of a Split that is the anchor, run by the tiles or steps whose window
+    reaches that piece (llama's q/k/v Split) - which would get neither a slice shape
+    nor an SPM buffer. Most groups have none missing and pay one pass over the nodes."""
+    missing = {n.index for n in spec.nodes
+               if all(w.loops[n.index] is None for w in samples)}
+    extra = []
+    for tile in shares if missing else ():
+        if tile.anchor.is_empty():
+            continue
+        for anchor, red in step_windows(tile, cand, granules):
+            w = propagate(anchor, _reduce(cand, red))
+            found = {i for i in missing if w.loops[i] is not None}
+            if found:
+                extra.append(w)
+                missing -= found
+                if not missing:
+                    return extra
+    return extra
 
 
 def _reduce(cand: Candidate, window: Window | None):
