@@ -756,22 +756,22 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     unroll = min(steps, depth + 4)
     if accumulating is not None:  # every copy of the partial sum recurs in the stretch
         unroll = min(steps, max(unroll, 2 * accumulating[1] + depth))
-    buffers = []
+    rotations = []  # per value: its last reading stage, copies, steps between its runs
     for v in values:
         producer = task_of[v.node]
         last = max((task_of[u].stage for u in v.readers if u in task_of), default=producer.stage)
-        span = last - producer.stage + 1
         count = producer.count
         if accumulating is not None and v.node == accumulating[0] and v.kind == "value":
             count = max(1, count // accumulating[1])
-        copies = 1 if count == 1 else max(1, min(span, depth))
-        every = max(1, steps // max(1, count))
+        copies = 1 if count == 1 else max(1, min(last - producer.stage + 1, depth))
+        rotations.append((last, copies, max(1, steps // max(1, count))))
+    unroll = _stretch(unroll, steps, rotations)
+    buffers = []
+    for v, (last, copies, every) in zip(values, rotations, strict=True):
+        producer = task_of[v.node]
         per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
         runs = 0
-        # every copy gets a run (a hoisted value reloaded every `every` steps may
-        # recur only after the stretch)
-        runs_seen = max(-(-unroll // every), copies + 1)
-        for step in range(0, min(steps, runs_seen * every), every):
+        for step in range(0, unroll, every):
             begin = (step + producer.stage) * period + starts[v.node]
             readers = [u for u in v.readers if u in task_of] or [v.node]
             last_step = step + every - 1
@@ -785,6 +785,23 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
             if live:
                 buffers.append(Buffer(f"{v.name}#{c}", v.size, tuple(_merge(live))))
     return buffers
+
+
+def _stretch(unroll: int, steps: int, rotations) -> int:
+    """Steps to unroll so that, in one stretch every buffer shares, the copies of all
+    values meet as they do anywhere in the group: every copy of a value reloaded every
+    `every` steps runs whole at least once, and the rotations of all values go through
+    a whole common period (the lcm of copies x every) after `unroll` steps of filling
+    the pipeline. Without a rotating hoisted value, `unroll` already does. A stretch
+    per value (as before) left the per-step values out of the steps where a hoisted
+    weight's second copy lives, and the allocator put that copy on top of them
+    (gpt2_base: a batched Gemm's B reloaded every 8 steps over its A slices)."""
+    hoisted = [(copies, every) for _, copies, every in rotations if copies > 1 and every > 1]
+    if not hoisted:
+        return unroll  # per-step values recur within the pipeline's depth
+    longest = max((copies + 1) * every for copies, every in hoisted)
+    common = math.lcm(*(copies * every for _, copies, every in rotations))
+    return min(steps, unroll + common + longest)
 
 
 def accumulating(cand: Candidate) -> tuple[int, int] | None:
