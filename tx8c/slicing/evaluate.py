@@ -5,9 +5,11 @@ offsets, Estimate), on plain data.
 **Data split.** The anchor's loop space is cut into tile shares and steps (`steps.py`);
 windows at the first, a middle and the last step position (`propagate`) give every
 node's largest slice and every value's largest window: what its buffers must hold and
-what its kernel costs. Which split dims a node's window depends on (probed by moving
-one step along each dim) says how often it runs: a weight that does not depend on the
-inner loops is loaded once per outer iteration (hoisted).
+what its kernel costs (a node none of them runs - a piece of an anchor Split that only
+other tiles compute - is sized from the first step that runs it). Which split dims a
+node's window depends on (probed by moving one step along each dim) says how often it
+runs: a weight that does not depend on the inner loops is loaded once per outer
+iteration (hoisted).
 
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
@@ -29,10 +31,12 @@ and stores or a hoisted weight fills the pipeline, and the closed form missed bo
 
 **SPM.** Buffers are values (a node's result), scratch (`imm_bytes`) and the partial
 sums received over the NoC; a multi-buffered value has one copy per stage it spans. The
-steady state is unrolled over enough steps for every copy to recur; each copy is live
-from its producer's start to its last consumer's end in each step it serves (seed 003
-BufferLife; disjoint intervals stay apart as BufferMerge keeps them), in-place results
-take their operand's buffer. `tx8c.analysis.interval_alloc` places them (best of several
+steady state is unrolled over one stretch of steps, shared by all buffers, long enough
+for every copy to recur (a hoisted value reloaded every k steps: a whole run of each
+copy and a common period of all rotations); each copy is live from its producer's
+start to its last consumer's end in each step it serves (seed 003 BufferLife; disjoint
+intervals stay apart as BufferMerge keeps them), in-place results take their operand's
+buffer. `tx8c.analysis.interval_alloc` places them (best of several
 greedy orders) and gives the max-live lower bound; a candidate whose peak exceeds the SPM
 is rejected, never truncated.
 """

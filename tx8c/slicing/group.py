@@ -18,9 +18,9 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 - every yielded value is written back by a store (StoreVar);
 - the producer of the largest output drives the slicing (the anchor; the seed cuts its
   "storeOp outShape", the same dims). Every node must lie upstream of it, or be a store of a value
-  computed on the way (an intermediate that leaves the group, another piece of a Split),
-  for the group to be cut; a group with another sink can only run whole (`sliceable`
-  False).
+  computed on the way (an intermediate that leaves the group, another piece of a Split
+  that is the anchor), for the group to be cut; a group with another sink (a store of
+  a Split's piece that no upstream node reads) can only run whole (`sliceable` False).
 """
 
 from __future__ import annotations
