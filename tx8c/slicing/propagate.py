@@ -95,10 +95,35 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
               ) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
     `reduce[node]` is the window of that node's reduction dims (whole by default)."""
-    reduce = reduce or {}
+    windows = _sweep(spec, anchor, reduce or {}, frozenset())
+    if anchor == Window.whole(spec.anchor_shape):
+        starved = _starved_stores(spec, windows.loops)
+        if starved:  # a store of a piece nothing else asks for: ask for it, sweep again
+            windows = _sweep(spec, anchor, reduce or {}, starved)
+    return windows
+
+
+def _starved_stores(spec: GroupSpec, loops) -> frozenset[int]:
+    """The stores whose value its producer's window does not produce (another piece of
+    a Split whose readers ask only for the first)."""
+    starved = set()
+    for node in spec.nodes:
+        ref = node.inputs[0] if node.kind == "store" else None
+        if ref is None or ref.is_input:
+            continue
+        window = loops[ref.node]
+        if window is None or spec.nodes[ref.node].slicer.result_windows(window)[
+                ref.index] is None:
+            starved.add(node.index)
+    return frozenset(starved)
+
+
+def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
+           ) -> Windows:
+    """One backward sweep; the nodes in `whole` run on their whole loop space (an
+    unsliced slice computes everything) and ask their producers for all they read."""
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
-    unsliced = anchor == Window.whole(spec.anchor_shape)
     for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
         slicer = node.slicer
         if node.index == spec.anchor:
@@ -108,10 +133,7 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
             if results.count(None) != len(results):
                 window = _with_reduction(slicer, slicer.loops_for(results),
                                          reduce.get(node.index))
-            elif unsliced:
-                # an unsliced slice computes everything: a node the anchor does not
-                # reach (a store beside it, in a group that cannot be cut) runs whole,
-                # and asks its producers for all it reads before they are visited
+            elif node.index in whole:
                 window = Window.whole(slicer.loop_shape)
             else:
                 continue  # nothing downstream reads it in this slice
@@ -120,7 +142,21 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
             held = needed.get(ref)
             needed[ref] = operand if held is None else held.hull(operand)
     _side_stores(spec, loops, needed)
+    if anchor == Window.whole(spec.anchor_shape):
+        _whole_rest(spec, loops, needed)
     return Windows(tuple(loops), needed)
+
+
+def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
+    """An unsliced slice computes everything: a node the anchor does not reach (a group
+    that cannot be cut) runs on its whole loop space."""
+    for node in spec.nodes:
+        if loops[node.index] is None:
+            window = Window.whole(node.slicer.loop_shape)
+            loops[node.index] = window
+            for ref, operand in zip(node.inputs, node.slicer.back_window(window),
+                                    strict=True):
+                needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
 
 
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
