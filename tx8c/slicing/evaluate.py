@@ -5,9 +5,11 @@ offsets, Estimate), on plain data.
 **Data split.** The anchor's loop space is cut into tile shares and steps (`steps.py`);
 windows at the first, a middle and the last step position (`propagate`) give every
 node's largest slice and every value's largest window: what its buffers must hold and
-what its kernel costs. Which split dims a node's window depends on (probed by moving
-one step along each dim) says how often it runs: a weight that does not depend on the
-inner loops is loaded once per outer iteration (hoisted).
+what its kernel costs (a node none of them runs - a piece of an anchor Split that only
+other tiles compute - is sized from the first step that runs it). Which split dims a
+node's window depends on (probed by moving one step along each dim) says how often it
+runs: a weight that does not depend on the inner loops is loaded once per outer
+iteration (hoisted).
 
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
@@ -40,10 +42,12 @@ equal shares give equal steps); windows that only overlap (halos) stay separate 
 
 **SPM.** Buffers are values (a node's result), scratch (`imm_bytes`) and the partial
 sums received over the NoC; a multi-buffered value has one copy per stage it spans. The
-steady state is unrolled over enough steps for every copy to recur; each copy is live
-from its producer's start to its last consumer's end in each step it serves (seed 003
-BufferLife; disjoint intervals stay apart as BufferMerge keeps them), in-place results
-take their operand's buffer. `tx8c.analysis.interval_alloc` places them (best of several
+steady state is unrolled over one stretch of steps, shared by all buffers, long enough
+for every copy to recur (a hoisted value reloaded every k steps: a whole run of each
+copy and a common period of all rotations); each copy is live from its producer's
+start to its last consumer's end in each step it serves (seed 003 BufferLife; disjoint
+intervals stay apart as BufferMerge keeps them), in-place results take their operand's
+buffer. `tx8c.analysis.interval_alloc` places them (best of several
 greedy orders) and gives the max-live lower bound; a candidate whose peak exceeds the SPM
 is rejected, never truncated.
 """
@@ -61,7 +65,13 @@ from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
-from tx8c.slicing.steps import anchor_granules, downstream_of, reduce_tree, tiles
+from tx8c.slicing.steps import (
+    anchor_granules,
+    downstream_of,
+    reduce_tree,
+    step_windows,
+    tiles,
+)
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import (
     cycles,
@@ -166,6 +176,10 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                propagate=None) -> Split:
     """Largest slices, run counts and window shapes of a candidate (see the module
     docstring); raises `Rejected` when a node cannot make the cut."""
+    if not spec.sliceable and (cand.reduce is not None
+                               or any(f > 1 for f in cand.sharding + cand.split)):
+        raise Rejected("the group can only run whole: a node lies neither upstream of "
+                       f"{spec.nodes[spec.anchor].label} nor stores a value it computes")
     propagate = propagate or Propagator(spec)
     granules = anchor_granules(spec, config)
     shares = tiles(spec, cand, config)
@@ -194,6 +208,7 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                        propagate)
     sizes = samples + [propagate(a, _reduce(cand, r))
                        for a, r in _interior(spec, cand, pieces, reduce_pieces, first)]
+    sizes += _covering_samples(spec, cand, shares, granules, sizes, propagate)
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
@@ -225,6 +240,30 @@ def multicast_loads(spec: GroupSpec, cand: Candidate, shares, propagate, config:
                    for other in group)
         out[n] = (len(sharing), hops)
     return out
+
+
+def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
+    """Windows of further steps, tile by tile in loop order, until every node runs in
+    one of `samples` or the steps run out. The sampled steps (tile 0's, and two places
+    in the whole anchor space) miss a node that only some steps run - a store of
+    another piece of a Split that is the anchor, run by the tiles or steps whose window
+    reaches that piece (llama's q/k/v Split) - which would get neither a slice shape
+    nor an SPM buffer. Most groups have none missing and pay one pass over the nodes."""
+    missing = {n.index for n in spec.nodes
+               if all(w.loops[n.index] is None for w in samples)}
+    extra = []
+    for tile in shares if missing else ():
+        if tile.anchor.is_empty():
+            continue
+        for anchor, red in step_windows(tile, cand, granules):
+            w = propagate(anchor, _reduce(cand, red))
+            found = {i for i in missing if w.loops[i] is not None}
+            if found:
+                extra.append(w)
+                missing -= found
+                if not missing:
+                    return extra
+    return extra
 
 
 def _reduce(cand: Candidate, window: Window | None):
@@ -810,22 +849,22 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     unroll = min(steps, depth + 4)
     if accumulating is not None:  # every copy of the partial sum recurs in the stretch
         unroll = min(steps, max(unroll, 2 * accumulating[1] + depth))
-    buffers = []
+    rotations = []  # per value: its last reading stage, copies, steps between its runs
     for v in values:
         producer = task_of[v.node]
         last = max((task_of[u].stage for u in v.readers if u in task_of), default=producer.stage)
-        span = last - producer.stage + 1
         count = producer.count
         if accumulating is not None and v.node == accumulating[0] and v.kind == "value":
             count = max(1, count // accumulating[1])
-        copies = 1 if count == 1 else max(1, min(span, depth))
-        every = max(1, steps // max(1, count))
+        copies = 1 if count == 1 else max(1, min(last - producer.stage + 1, depth))
+        rotations.append((last, copies, max(1, steps // max(1, count))))
+    unroll = _stretch(unroll, steps, rotations)
+    buffers = []
+    for v, (last, copies, every) in zip(values, rotations, strict=True):
+        producer = task_of[v.node]
         per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
         runs = 0
-        # every copy gets a run (a hoisted value reloaded every `every` steps may
-        # recur only after the stretch)
-        runs_seen = max(-(-unroll // every), copies + 1)
-        for step in range(0, min(steps, runs_seen * every), every):
+        for step in range(0, unroll, every):
             begin = (step + producer.stage) * period + starts[v.node]
             readers = [u for u in v.readers if u in task_of] or [v.node]
             last_step = step + every - 1
@@ -839,6 +878,23 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
             if live:
                 buffers.append(Buffer(f"{v.name}#{c}", v.size, tuple(_merge(live))))
     return buffers
+
+
+def _stretch(unroll: int, steps: int, rotations) -> int:
+    """Steps to unroll so that, in one stretch every buffer shares, the copies of all
+    values meet as they do anywhere in the group: every copy of a value reloaded every
+    `every` steps runs whole at least once, and the rotations of all values go through
+    a whole common period (the lcm of copies x every) after `unroll` steps of filling
+    the pipeline. Without a rotating hoisted value, `unroll` already does. A stretch
+    per value (as before) left the per-step values out of the steps where a hoisted
+    weight's second copy lives, and the allocator put that copy on top of them
+    (gpt2_base: a batched Gemm's B reloaded every 8 steps over its A slices)."""
+    hoisted = [(copies, every) for _, copies, every in rotations if copies > 1 and every > 1]
+    if not hoisted:
+        return unroll  # per-step values recur within the pipeline's depth
+    longest = max((copies + 1) * every for copies, every in hoisted)
+    common = math.lcm(*(copies * every for _, copies, every in rotations))
+    return min(steps, unroll + common + longest)
 
 
 def accumulating(cand: Candidate) -> tuple[int, int] | None:

@@ -18,9 +18,9 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 - every yielded value is written back by a store (StoreVar);
 - the producer of the largest output drives the slicing (the anchor; the seed cuts its
   "storeOp outShape", the same dims). Every node must lie upstream of it, or be a store of a value
-  computed on the way (an intermediate that leaves the group, another piece of a Split),
-  for the group to be cut; a group with another sink can only run whole (`sliceable`
-  False).
+  computed on the way (an intermediate that leaves the group, another piece of a Split
+  that is the anchor), for the group to be cut; a group with another sink (a store of
+  a Split's piece that no upstream node reads) can only run whole (`sliceable` False).
 """
 
 from __future__ import annotations
@@ -220,12 +220,20 @@ def _anchor(nodes: list[Node], outputs) -> tuple[int, bool]:
 
 
 def _covers(nodes: list[Node], anchor: int) -> bool:
+    """Every node lies upstream of `anchor` or stores a value that the anchor's slices
+    compute whole on the way: a result of the anchor itself, or one that an upstream node
+    reads. Another result of an upstream multi-result node that only its store reads (a
+    Split's other piece) is not computed by the anchor's slices (propagation asks each
+    node for what its readers need), so its store would write nothing."""
     upstream = {anchor}
+    read: set[ValueRef] = set()
     for n in reversed(nodes):
         if n.index in upstream:
-            upstream.update(ref.node for ref in n.inputs if not ref.is_input)
+            operands = [ref for ref in n.inputs if not ref.is_input]
+            upstream.update(ref.node for ref in operands)
+            read.update(operands)
     side_stores = {n.index for n in nodes if n.kind == "store" and not n.inputs[0].is_input
-                   and n.inputs[0].node in upstream}
+                   and (n.inputs[0].node == anchor or n.inputs[0] in read)}
     return len(upstream | side_stores) == len(nodes)
 
 

@@ -95,7 +95,33 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
               ) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
     `reduce[node]` is the window of that node's reduction dims (whole by default)."""
-    reduce = reduce or {}
+    windows = _sweep(spec, anchor, reduce or {}, frozenset())
+    if anchor == Window.whole(spec.anchor_shape):
+        starved = _starved_stores(spec, windows.loops)
+        if starved:  # a store of a piece nothing else asks for: ask for it, sweep again
+            windows = _sweep(spec, anchor, reduce or {}, starved)
+    return windows
+
+
+def _starved_stores(spec: GroupSpec, loops) -> frozenset[int]:
+    """The stores whose value its producer's window does not produce (another piece of
+    a Split whose readers ask only for the first)."""
+    starved = set()
+    for node in spec.nodes:
+        ref = node.inputs[0] if node.kind == "store" else None
+        if ref is None or ref.is_input:
+            continue
+        window = loops[ref.node]
+        if window is None or spec.nodes[ref.node].slicer.result_windows(window)[
+                ref.index] is None:
+            starved.add(node.index)
+    return frozenset(starved)
+
+
+def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
+           ) -> Windows:
+    """One backward sweep; the nodes in `whole` run on their whole loop space (an
+    unsliced slice computes everything) and ask their producers for all they read."""
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
     for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
@@ -104,9 +130,13 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
             window = _with_reduction(slicer, anchor, reduce.get(node.index))
         else:
             results = [needed.get(ref) for ref in refs]
-            if results.count(None) == len(results):
+            if results.count(None) != len(results):
+                window = _with_reduction(slicer, slicer.loops_for(results),
+                                         reduce.get(node.index))
+            elif node.index in whole:
+                window = Window.whole(slicer.loop_shape)
+            else:
                 continue  # nothing downstream reads it in this slice
-            window = _with_reduction(slicer, slicer.loops_for(results), reduce.get(node.index))
         loops[node.index] = window
         for ref, operand in zip(node.inputs, slicer.back_window(window), strict=True):
             held = needed.get(ref)

@@ -113,7 +113,9 @@ def reduce_tree(shares: list[Tile]) -> dict[int, list[int]]:
     return children
 
 
-def _step_windows(tile: Tile, cand: Candidate, granules) -> Iterator[tuple[Window, Window | None]]:
+def step_windows(tile: Tile, cand: Candidate, granules
+                 ) -> Iterator[tuple[Window, Window | None]]:
+    """The anchor and reduction windows of the tile's steps, in loop order."""
     per_dim = [piece_bounds(hi - lo, s, g)
                for (lo, hi), s, g in zip(tile.anchor.pairs(), cand.split, granules,
                                          strict=True)]
@@ -150,7 +152,7 @@ def steps(spec: GroupSpec, cand: Candidate, tile: Tile, config) -> list[Step]:
     if cand.reduce is not None:
         late = downstream_of(spec, cand.reduce.node)
     windows = []
-    for anchor, red in _step_windows(tile, cand, granules):
+    for anchor, red in step_windows(tile, cand, granules):
         reduce = {cand.reduce.node: red} if cand.reduce is not None and red is not None else None
         windows.append(propagate(spec, anchor, reduce))
     out = []

@@ -16,6 +16,7 @@ from tests.unit.slicing.helpers import grouped, single, the_group
 from tx8c.analysis.interval_alloc import Allocation, check_placement
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
 from tx8c.dialect.ops.elementwise import AddOp, ReluOp
+from tx8c.dialect.ops.movement import SplitOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp
 from tx8c.sim.plan_run import run_group
 from tx8c.sim.reference import run_reference
@@ -146,9 +147,39 @@ def _chain_conv_relu_conv(rng):
     return grouped(build, [x, w1, w2]), [x, w1, w2]
 
 
+def _chain_split_pieces_stored(rng):
+    """A Split whose three pieces all leave the group: the Split drives the slicing, and
+    a cut over the tiles or steps gives a piece to slices the search does not sample."""
+    rows, a, b = int(rng.integers(2, 20)), int(rng.integers(1, 40)), int(rng.integers(1, 9))
+    x = rng.standard_normal((rows, a + 2 * b)).astype(np.float32)
+
+    def build(v):
+        split = SplitOp.make([v[0]], axis=1, split=(a, b, b))
+        return [split], list(split.results)
+
+    return grouped(build, [x]), [x]
+
+
+def _chain_split_relu_stored_piece(rng):
+    """A Relu of one piece of a Split and the other piece both leave the group (what
+    regroup-by-cost makes of a Split group and its reader's group): the Relu's slices
+    never ask for the other piece."""
+    rows, a, b = int(rng.integers(2, 20)), int(rng.integers(1, 20)), int(rng.integers(1, 20))
+    x = rng.standard_normal((rows, a + b)).astype(np.float32)
+
+    def build(v):
+        split = SplitOp.make([v[0]], axis=1, split=(a, b))
+        relu = ReluOp.make([split.results[0]])
+        return [split, relu], [split.results[1], relu.results[0]]
+
+    return grouped(build, [x]), [x]
+
+
 CHAINS = {"gemm_bias_relu": _chain_gemm_bias_relu, "layernorm_gemm": _chain_layernorm_gemm,
           "layernorm_stored_gemm": _chain_layernorm_stored_gemm,
-          "conv_relu_conv": _chain_conv_relu_conv}
+          "conv_relu_conv": _chain_conv_relu_conv,
+          "split_pieces_stored": _chain_split_pieces_stored,
+          "split_relu_stored_piece": _chain_split_relu_stored_piece}
 
 
 @pytest.mark.parametrize("name", sorted(CHAINS))
