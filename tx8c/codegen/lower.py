@@ -302,7 +302,8 @@ class GroupLowering:
             return  # nothing in the group reads it in SPM
         tensor = self.names.consts.get(node.index) or self.names.inputs[node.inputs[0].index]
         spm = spm_ref(self._copy(node, 0, state, True), window, node.results[0])
-        state.out.append(Dma("ld", tensor, window, spm, None, step))
+        if not window.is_empty():  # an empty window moves nothing: no DMA is issued
+            state.out.append(Dma("ld", tensor, window, spm, None, step))
         state.where[ref] = (spm, window)
 
     def _copy(self, node: Node, r: int, state: _TileState, advance: bool) -> int:
@@ -323,6 +324,8 @@ class GroupLowering:
         if not held.contains(window):
             raise LoweringError(f"group {self.gid}: {node.label} stores {window} of {ref}, "
                                 f"but its buffer holds {held}")
+        if window.is_empty():  # nothing of this result on this tile at this step
+            return
         state.out.append(Dma("st", self.names.stores[node.index], window, spm,
                              None if held == window else held, step))
 
