@@ -20,9 +20,10 @@ its bytes to one written in epoch r + 1 or later (group-dag's rule). Graph input
 live from epoch 0, graph outputs to the end.
 
 **Placement.** `place` puts the variables after the constants region with the shared
-interval allocator (best of several greedy orders, then a local search of moves) and reports the peak beside the
-max-live lower bound of the same lifetimes (DESIGN.md: lower bounds beside every
-allocation). The result is stored as JSON in the module attribute `tx8c.ddr`.
+interval allocator (best of several greedy orders, then a local search of moves) and
+reports the peak beside the max-live lower bound of the same lifetimes (DESIGN.md:
+lower bounds beside every allocation). The result is stored as JSON in the module
+attribute `tx8c.ddr`.
 """
 
 from __future__ import annotations
