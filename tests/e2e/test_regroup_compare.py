@@ -1,6 +1,7 @@
 """regroup-by-cost through the whole compiler: every bundled example and random graphs
 compiled with it run on cmodel v2 equal to the reference executor; `tx8c compare
---regroup` through the C program (a known C runtime limit, see the xfail); report.json's
+--regroup` through the C program (whose kernels read part of a halo'd operand buffer);
+report.json's
 regroup section."""
 
 from __future__ import annotations
@@ -54,11 +55,6 @@ def test_examples_with_regroup_equal_the_reference(name: str) -> None:
     assert_matches(run_reference(module, ordered), got, not split_reduction(program))
 
 
-@pytest.mark.xfail(reason="the C runtime's elementwise kernels reject an operand buffer "
-                   "that holds a larger window than they read (a value loaded once with "
-                   "a Conv's halo and read by an Add in the same group): 'operand dim 2 "
-                   "(10) does not broadcast to 8'; cmodel v2 runs the same Program right",
-                   strict=False)
 def test_compare_with_regroup_through_the_c_program(tmp_path: Path, capsys) -> None:
     path = tmp_path / "residual_cnn.onnx"
     onnx.save(MODELS["residual_cnn"](), path)

@@ -21,12 +21,17 @@ found by then is a valid bound). The bound reported is the larger of the two.
 seed places buffers first-fit in order of their start. Here several greedy orders are
 tried - by start (the seed's), by size, by area (size x live time), by length of life -
 each placing a buffer at the lowest aligned offset that clears every conflicting buffer
-placed before it, and the lowest peak wins. The result is reported beside the bound.
+placed before it, and the lowest peak wins. A caller may ask for a local search on top
+(`improve`: DDR allocation does, the SPM search of every candidate does not): a buffer
+that reaches the peak moves to an earlier place in the best order, kept when the peak
+does not grow - on BERT's DDR tensors the greedy orders stay 6 % above the bound and a
+few dozen moves reach it. The result is reported beside the bound.
 """
 
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -174,21 +179,27 @@ def place(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[
 
 
 def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = None,
-             orders: Sequence[str] = tuple(ORDERS)) -> Allocation:
-    """The best placement over the greedy `orders`; `OutOfMemory` when even the best
+             orders: Sequence[str] = tuple(ORDERS), improve: int = 0) -> Allocation:
+    """The best placement over the greedy `orders`, then up to `improve` moves of the
+    local search (`improve_order`) from the best one; `OutOfMemory` when even the best
     exceeds `capacity` (the message gives the peak and the bound)."""
     buffers = list(buffers)
     neighbours = conflicts(buffers)
     bound = max(max_live(buffers, align), clique_bound(buffers, neighbours, align))
-    best: tuple[int, list[int], str] | None = None
+    best: tuple[int, list[int], str, list[int]] | None = None
     for name in orders:
         order = sorted(range(len(buffers)), key=lambda i: ORDERS[name](buffers[i]))
         offsets, peak = place(buffers, order, neighbours, align)
         if best is None or peak < best[0]:
-            best = (peak, offsets, name)
+            best = (peak, offsets, name, order)
         if peak == bound:  # cannot do better
             break
-    peak, offsets, name = best if best else (0, [], "none")
+    if best is not None and improve and best[0] > bound:
+        peak, offsets, order = improve_order(buffers, best[3], neighbours, align, bound,
+                                             improve, best[:2])
+        if peak < best[0]:
+            best = (peak, offsets, f"{best[2]}+moves", order)
+    peak, offsets, name = best[:3] if best else (0, [], "none")
     if capacity is not None and peak > capacity:
         raise OutOfMemory(
             f"the buffers need {peak} bytes (at least {bound} are live at once), "
@@ -197,6 +208,30 @@ def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = N
     return Allocation(
         tuple((b.name, o) for b, o in zip(buffers, offsets, strict=True)), peak, bound, name
     )
+
+
+def improve_order(buffers: Sequence[Buffer], order: list[int], neighbours: list[set[int]],
+                  align: int, bound: int, moves: int, start: tuple[int, list[int]]
+                  ) -> tuple[int, list[int], list[int]]:
+    """A local search over greedy orders: move one of the buffers that reach the peak
+    to an earlier place in the order (it then settles lower, the ones it passes settle
+    around it), keep the new order when its peak is no higher, stop at `bound` or after
+    `moves` tries. Deterministic (a fixed seed): the same buffers give the same offsets.
+    Returns (peak, offsets, order)."""
+    rng = random.Random(0)
+    peak, offsets = start
+    for _ in range(moves):
+        if peak <= bound:
+            break
+        top = [k for k, i in enumerate(order)
+               if offsets[i] + aligned(buffers[i].size, align) == peak]
+        k = rng.choice(top)
+        to = rng.randrange(k + 1)
+        tried = order[:to] + [order[k]] + order[to:k] + order[k + 1:]
+        new_offsets, new_peak = place(buffers, tried, neighbours, align)
+        if new_peak <= peak:
+            peak, offsets, order = new_peak, new_offsets, tried
+    return peak, offsets, order
 
 
 def check_placement(buffers: Sequence[Buffer], allocation: Allocation, align: int = 1) -> None:

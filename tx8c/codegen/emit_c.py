@@ -174,21 +174,24 @@ def _c_int(v: int | str) -> str:
     return "INT64_MIN" if v == -2**63 else str(v)
 
 
-def _l_shape(whole: Sequence[int], window: Window) -> str:
+def _l_shape(whole: Sequence[int], window: Window, held: Window | None = None) -> str:
+    """An L_SHAPE of `window` of a tensor of shape `whole`; `held`: the window the SPM
+    buffer holds (shape_real from shape_origin), when it is more than `window`."""
     rank = len(whole)
     if rank > MAX_SHAPE_DIM:
         raise NoCKernelError(f"a tensor of rank {rank} exceeds the C runtime's "
                              f"MAX_SHAPE_DIM ({MAX_SHAPE_DIM})")
-    shape = window.shape
-    return (f"{{{_ints(whole)}, {_ints(window.start)}, {_ints(shape)}, {_ints(shape)}, "
-            f"{rank}}}")
+    held = held or window
+    return (f"{{{_ints(whole)}, {_ints(window.start)}, {_ints(window.shape)}, "
+            f"{_ints(held.shape)}, {_ints(held.start)}, {rank}}}")
 
 
-def _tsr(dtype: str, layout: str, space: str, addr: int, whole, window: Window) -> str:
+def _tsr(dtype: str, layout: str, space: str, addr: int, whole, window: Window,
+         held: Window | None = None) -> str:
     if dtype not in DTYPES:
         raise NoCKernelError(f"element type {dtype} has no C runtime type")
     return (f"{{{DTYPES[dtype]}, {LAYOUTS[layout]}, {space}, {addr}u, "
-            f"{_l_shape(tuple(whole), window)}}}")
+            f"{_l_shape(tuple(whole), window, held)}}}")
 
 
 def _c_float(v: float) -> str:
@@ -244,23 +247,30 @@ class _TileWriter:
         if tuple(dma.spm.shape) != tuple(held.shape):
             raise ValueError(f"SPM buffer of shape {list(dma.spm.shape)} holds a window of "
                              f"shape {list(held.shape)}")
-        part = Window(tuple(a - b for a, b in zip(dma.window.start, held.start, strict=True)),
-                      tuple(a - b + c for a, b, c in zip(dma.window.start, held.start,
-                                                          held.shape, strict=True)))
-        spm = _tsr(dma.spm.dtype, dma.spm.layout, "TX_SPM", dma.spm.addr, tensor.shape, part)
+        # the SPM side counts from the buffer's first element: the moved part of it
+        part = dma.window.shifted(held.start)
+        spm = _tsr(dma.spm.dtype, dma.spm.layout, "TX_SPM", dma.spm.addr, tensor.shape, part,
+                   Window.whole(held.shape))
         self.decls.append(f"static const TxDma {name} = {{{int(dma.lane == 'st')}, "
                           f"{_c_string(dma.tensor)}, {ddr}, {spm}}};")
         return name
 
-    def _spm(self, ref: SpmRef, whole, window: Window) -> str:
+    def _spm(self, ref: SpmRef, whole, window: Window, need: Window | None = None) -> str:
+        """The TSR of the buffer `ref` holding `window`; `need`: the part of it a kernel
+        reads (the whole buffer when None)."""
         if tuple(ref.shape) != tuple(window.shape):
             raise ValueError(f"SPM buffer of shape {list(ref.shape)} holds a window of shape "
                              f"{list(window.shape)}")
-        return _tsr(ref.dtype, ref.layout, "TX_SPM", ref.addr, whole, window)
+        if need is None or need == window:
+            return _tsr(ref.dtype, ref.layout, "TX_SPM", ref.addr, whole, window)
+        if not window.contains(need):
+            raise ValueError(f"a kernel needs {need} of an SPM buffer holding {window}")
+        return _tsr(ref.dtype, ref.layout, "TX_SPM", ref.addr, whole, need, window)
 
     def _operand(self, operand: Operand, whole, need: Window) -> str:
-        """An operand's TSR. One read in place from DDR (a Gather's table) is the window
-        the slice needs (`back_window`), not the whole tensor the Program names."""
+        """An operand's TSR: the window the slice needs (`back_window`), not the whole
+        tensor (one read in place from DDR: a Gather's table) nor the whole window its
+        SPM buffer holds (a value loaded with a Conv's halo, read by an Add)."""
         if isinstance(operand.ref, DdrRef):
             tensor = self.program.tensor(operand.ref.tensor)
             if not operand.window.contains(need):
@@ -268,7 +278,7 @@ class _TileWriter:
                                  f"which holds {operand.window}")
             return _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
                         need)
-        return self._spm(operand.ref, whole, operand.window)
+        return self._spm(operand.ref, whole, operand.window, need)
 
     def _kernel(self, group_id: int, index: int, kernel: Kernel) -> str:
         op = self.ops[kernel.op]

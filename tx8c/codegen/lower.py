@@ -315,6 +315,8 @@ class GroupLowering:
         tensor = self.names.consts.get(node.index) or self.names.inputs[node.inputs[0].index]
         spm = spm_ref(self._copy(node, 0, state, True), window, node.results[0])
         state.where[ref] = (spm, window)
+        if window.is_empty():  # an empty window moves nothing: no DMA is issued
+            return
         key = (step, node.index, window)
         source = self.loaded.get(key) if node.index in self.plan.multicast else None
         if source is not None:
@@ -343,6 +345,8 @@ class GroupLowering:
         if not held.contains(window):
             raise LoweringError(f"group {self.gid}: {node.label} stores {window} of {ref}, "
                                 f"but its buffer holds {held}")
+        if window.is_empty():  # nothing of this result on this tile at this step
+            return
         state.out.append(Dma("st", self.names.stores[node.index], window, spm,
                              None if held == window else held, step))
 

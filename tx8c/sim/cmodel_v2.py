@@ -37,7 +37,8 @@ next writer of that range waits for it). A tile runs its groups one after anothe
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
 finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
-streams at once (fluid sharing: each active stream gets bandwidth / streams). A NocReduce
+streams at once (fluid sharing: each active stream gets bandwidth / streams); a kernel
+that reads DDR itself (a Gather from its table) streams those bytes the same way. A NocReduce
 sends its bytes over `noc_hop_cycles` per mesh hop at `noc_bytes_per_cycle` and adds on
 the CT; a NocCopy ends at `multicast_done` (the NoC's tree delivers the bytes to the
 destinations side by side as the source's Dma reads them; they count once in the DDR
@@ -72,10 +73,12 @@ from tx8c.codegen.program import (
 from tx8c.dialect.attrs import LayoutMode
 from tx8c.dialect.layout import is_aligned, mem_layout_for
 from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Combine, Window
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import (
     cycles,
+    dma_cycles,
     mesh_hops,
     multicast_done,
     noc_multicast_cycles,
@@ -164,7 +167,7 @@ class Timing:
     busy: dict[str, int]
     """Busy cycles per engine lane, summed over the tiles."""
     ddr_bytes: int
-    """Bytes the DMAs moved between DDR and SPM."""
+    """Bytes the DMAs moved between DDR and SPM, and the kernels read from DDR."""
     instructions: int
 
 
@@ -508,6 +511,24 @@ class CModelV2:
 # --------------------------------------------------------------------------------------
 
 
+def _kernel_durations(work, config: TX8Config) -> tuple[int, int]:
+    """(fixed cycles, DDR bytes streamed) of a kernel. A kernel that reads DDR itself
+    (a Gather from its table) streams those bytes like a DMA, sharing the chip's DDR
+    bandwidth with the other streams of the moment, after the setup of each transfer;
+    everything else is fixed cycles (`tx8c.target.cost.cycles`)."""
+    if work.engine != Engine.LSU or not any(t.ddr for t in work.transfers):
+        return cycles(work, config).cycles, 0
+    fixed = stream = 0
+    for t in work.transfers:
+        nbytes = byte_size(t.shape, t.dtype, t.layout, config)
+        if t.ddr and nbytes > 0:
+            fixed += config.dma_setup_cycles
+            stream += nbytes
+        else:
+            fixed += dma_cycles(nbytes, config, ddr=False)
+    return fixed, stream
+
+
 class _Simulation:
     def __init__(self, model: CModelV2):
         self.model = model
@@ -570,8 +591,9 @@ class _Simulation:
             if ins.imm is not None:
                 writes.append((tile, *self._ref_range(ins.imm)))
             work = self.model.slicers[ins.op].work(ins.loops.shape)
-            took = cycles(work, config).cycles
-            return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=took)
+            fixed, stream = _kernel_durations(work, config)
+            return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=fixed,
+                       stream=stream)
         source = (ins.source_tile, *self._ref_range(ins.source))
         target = (tile, *self._ref_range(ins.target))
         hops = mesh_hops(ins.source_tile, tile, config)

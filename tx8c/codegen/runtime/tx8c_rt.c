@@ -195,8 +195,9 @@ uint8_t *tx_base(TxMachine *m, int32_t tile, const TSR *t, int64_t bytes) {
     return mem + t->addr;
 }
 
+/* the layout plan of an SPM buffer: the window it holds (`shape_real`) */
 static void window_plan(TxMachine *m, const TSR *t, TxPlan *p) {
-    tx_plan(p, t->shape.shape_slice, t->shape.dim, t->format, t->layout, &m->config);
+    tx_plan(p, t->shape.shape_real, t->shape.dim, t->format, t->layout, &m->config);
 }
 
 static uint64_t load_bits(const uint8_t *p, int64_t size) {
@@ -260,20 +261,25 @@ static uint8_t *element_addresses(TxMachine *m, int32_t tile, const TSR *t, int6
     const L_SHAPE *s = &t->shape;
     TxPlan p;
     int whole = t->space == TX_DDR;
-    tx_plan(&p, whole ? s->shape_whole : s->shape_slice, s->dim, t->format, t->layout,
-            &m->config);
+    if (whole) tx_plan(&p, s->shape_whole, s->dim, t->format, t->layout, &m->config);
+    else window_plan(m, t, &p);
     uint8_t *base = tx_base(m, tile, t, p.total);
     *n = tx_volume(s->shape_slice, s->dim);
     *item = p.itemsize;
     *addr = tx_alloc((size_t)*n, sizeof(int64_t));
-    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0};
-    for (int32_t k = 0; k < s->dim; k++)
-        if (whole && (s->shape_start[k] < 0 ||
-                      s->shape_start[k] + s->shape_slice[k] > s->shape_whole[k]))
-            tx_fail("window dim %d [%d, +%d) is outside the tensor's %d", (int)k,
-                    (int)s->shape_start[k], (int)s->shape_slice[k], (int)s->shape_whole[k]);
+    /* where the window starts in the memory's tensor: the whole one in DDR, the
+     * buffer's window in SPM */
+    int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0}, from[MAX_SHAPE_DIM] = {0};
+    for (int32_t k = 0; k < s->dim; k++) {
+        from[k] = whole ? s->shape_start[k] : s->shape_start[k] - s->shape_origin[k];
+        int32_t size = whole ? s->shape_whole[k] : s->shape_real[k];
+        if (from[k] < 0 || from[k] + s->shape_slice[k] > size)
+            tx_fail("window dim %d [%d, +%d) is outside the %s's [%d, +%d)", (int)k,
+                    (int)s->shape_start[k], (int)s->shape_slice[k], whole ? "tensor" : "buffer",
+                    whole ? 0 : (int)s->shape_origin[k], (int)size);
+    }
     for (int64_t e = 0; e < *n; e++) {
-        for (int32_t k = 0; k < s->dim; k++) at[k] = idx[k] + (whole ? s->shape_start[k] : 0);
+        for (int32_t k = 0; k < s->dim; k++) at[k] = idx[k] + from[k];
         (*addr)[e] = tx_element_address(&p, at);
         tx_next_index(idx, s->shape_slice, s->dim);
     }
@@ -400,10 +406,10 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
             tx_fail("DMA of '%s': window dim %d [%d, %d) is outside the tensor's %d", d->tensor,
                     (int)k, (int)w->shape_start[k], (int)(w->shape_start[k] + w->shape_slice[k]),
                     (int)w->shape_whole[k]);
-        if (b->shape_start[k] < 0 || b->shape_start[k] + w->shape_slice[k] > b->shape_slice[k])
+        if (b->shape_start[k] < 0 || b->shape_start[k] + w->shape_slice[k] > b->shape_real[k])
             tx_fail("DMA of '%s': dim %d moves %d elements at %d of a buffer of %d", d->tensor,
                     (int)k, (int)w->shape_slice[k], (int)b->shape_start[k],
-                    (int)b->shape_slice[k]);
+                    (int)b->shape_real[k]);
     }
     uint8_t *ddr = tx_base(m, tile, &d->ddr, whole.total);
     uint8_t *spm = tx_base(m, tile, &d->spm, buf.total);

@@ -6,8 +6,9 @@
  * tensor in one of them: its element type (`format`), its memory layout (Tensor,
  * NTensor, Cx, NCx: the byte layouts of tx8c/target/mem_layout.py), its byte address and
  * its L_SHAPE (the whole operand's shape, where this window starts in it, the window's
- * size). In SPM the bytes at `addr` hold the window as a tensor of `shape_slice` in
- * `layout`; in DDR `addr` is where the whole tensor starts and the window is read in
+ * size). In SPM the bytes at `addr` hold the buffer's window (`shape_real` elements from
+ * `shape_origin`) as a tensor of `shape_real` in `layout`, and the TSR's window is part
+ * of it; in DDR `addr` is where the whole tensor starts and the window is read in
  * place (an embedding table a Gather reads straight from DDR).
  *
  * Kernels compute one slice exactly as the op's `compute_slice` in Python does: they
@@ -46,7 +47,13 @@ typedef struct L_SHAPE {
     int32_t shape_whole[MAX_SHAPE_DIM];  /* the whole shape */
     int32_t shape_start[MAX_SHAPE_DIM];  /* start idx of the shape slice */
     int32_t shape_slice[MAX_SHAPE_DIM];  /* length of the shape slice */
-    int32_t shape_real[MAX_SHAPE_DIM];   /* real length of the shape slice */
+    int32_t shape_real[MAX_SHAPE_DIM];   /* real length of the shape slice: in SPM, the
+                                          * shape of the window the buffer holds (a kernel
+                                          * may read part of it: a value loaded once with a
+                                          * Conv's halo and read by an Add) */
+    int32_t shape_origin[MAX_SHAPE_DIM]; /* in SPM, where the buffer's window starts in
+                                          * the whole shape (shape_start - shape_origin is
+                                          * where the slice starts in the buffer) */
     int32_t dim;                         /* dimension of the shape */
 } L_SHAPE;
 

@@ -12,7 +12,8 @@ touched by any group of that epoch); the results of relabel groups (`group_tag` 
 the tensor they relabel; the constants region of the ConstContainer comes first, packed
 (`ddr_layout(opt_ddr=False)`), and the variables follow it, each on a
 `batch_align_bytes` boundary, placed by the shared interval allocator (best of several
-greedy orders).
+greedy orders, improved by a local search that moves the buffers at the peak earlier in
+the order: `ddr_tensors.improve_moves`).
 
 Guarantees: module attribute `tx8c.ddr` (JSON, `DdrPlacement`): the offsets, the
 variables' peak and its max-live lower bound, the constants region's size, the tensors
