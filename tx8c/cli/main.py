@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -352,6 +353,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
+        verify_each_pass=getattr(args, "verify_each_pass", False),
     )
 
 
@@ -514,7 +516,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet or args.json)
     target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
-    options = _options(args, shapes)
+    # compare checks every stage, so it verifies every stage too
+    options = replace(_options(args, shapes), verify_each_pass=True)
     model, _ = prepare(args.model, shapes)
     result = _import(model, shapes, progress)
     _set_target(result.module, target)
@@ -827,6 +830,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
                    help="merge up to WINDOW adjacent groups where the slicing estimate "
                    "says it pays (regroup-by-cost; 0 = off, the default)")
+    p.add_argument("--verify-each-pass", action="store_true",
+                   help="verify the IR after every pass (finds the pass that breaks it; "
+                   "by default it is verified once, after the last pass)")
     _add_target_config(p)
 
 
