@@ -72,6 +72,40 @@ class ElementwiseSlicer(Slicer):
 
 
 # --------------------------------------------------------------------------------------
+# Declaring an op by class keywords
+# --------------------------------------------------------------------------------------
+
+
+class DeclaredByKeywords:
+    """Lets an element-wise op state its facts in its class line, e.g.
+    `class ExpOp(UnaryOp, fn=np.exp, c_op="TX_EXP", special=True)`:
+
+    - `fn`: the numpy function that computes it (becomes `apply`);
+    - `c_op`: the op code of the C runtime's `op_binary` / `op_unary`;
+    - `special`: the CT computes it as a special function (transcendentals, division,
+      roots), not simple arithmetic;
+    - `dtypes`: the element types its data operands accept;
+    - `kernel`: False when the TX8 op library has no kernel for it (legalize rewrites it).
+
+    An op that needs attributes or more than one numpy call writes its methods instead.
+    """
+
+    def __init_subclass__(
+        cls, *, fn=None, c_op=None, special=None, dtypes=None, kernel=None, **kwargs
+    ):
+        super().__init_subclass__(**kwargs)
+        if fn is not None:
+            cls.apply = staticmethod(fn)
+        for attr, value in (
+            ("C_OP", c_op), ("CT_SPECIAL", special), ("DTYPES", dtypes), ("HAS_KERNEL", kernel)
+        ):
+            if value is not None:
+                setattr(cls, attr, value)
+                # IRDL accepts an upper-case class field only when it is annotated ClassVar
+                cls.__annotations__[attr] = ClassVar[type(value)]
+
+
+# --------------------------------------------------------------------------------------
 # Binary
 # --------------------------------------------------------------------------------------
 
@@ -107,7 +141,7 @@ class BroadcastingOp(Tx8beOp):
     view_attributes = elementwise_view
 
 
-class BinaryOp(BroadcastingOp):
+class BinaryOp(DeclaredByKeywords, BroadcastingOp):
     """Two operands, numpy broadcasting, one result."""
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("lhs", "rhs")
@@ -184,86 +218,56 @@ def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @tx8be_op
-class AddOp(BinaryOp):
+class AddOp(BinaryOp, fn=np.add, c_op="TX_ADD"):
     """Element-wise Add with numpy broadcasting."""
 
     name = "tx8be.Add"
-    C_OP: ClassVar[str | None] = "TX_ADD"
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.add(a, b)
 
 
 @tx8be_op
-class SubOp(BinaryOp):
+class SubOp(BinaryOp, fn=np.subtract, c_op="TX_SUB"):
     """Element-wise Sub with numpy broadcasting."""
 
     name = "tx8be.Sub"
-    C_OP: ClassVar[str | None] = "TX_SUB"
-
-    def apply(self, a, b):
-        return np.subtract(a, b)
 
 
 @tx8be_op
-class MulOp(BinaryOp):
+class MulOp(BinaryOp, fn=np.multiply, c_op="TX_MUL"):
     """Element-wise Mul with numpy broadcasting."""
 
     name = "tx8be.Mul"
-    C_OP: ClassVar[str | None] = "TX_MUL"
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.multiply(a, b)
 
 
 @tx8be_op
-class DivOp(BinaryOp):
+class DivOp(BinaryOp, fn=_int_div, c_op="TX_DIV", special=True):
     """Element-wise Div with numpy broadcasting (integers truncate toward zero)."""
 
     name = "tx8be.Div"
-    C_OP: ClassVar[str | None] = "TX_DIV"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, a, b):
-        return _int_div(a, b)
 
 
 @tx8be_op
-class MaxOp(BinaryOp):
+class MaxOp(BinaryOp, fn=np.maximum, c_op="TX_MAX"):
     """Element-wise Max with numpy broadcasting."""
 
     name = "tx8be.Max"
-    C_OP: ClassVar[str | None] = "TX_MAX"
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.maximum(a, b)
 
 
 @tx8be_op
-class MinOp(BinaryOp):
+class MinOp(BinaryOp, fn=np.minimum, c_op="TX_MIN"):
     """Element-wise Min with numpy broadcasting."""
 
     name = "tx8be.Min"
-    C_OP: ClassVar[str | None] = "TX_MIN"
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.minimum(a, b)
 
 
 @tx8be_op
-class PowOp(BinaryOp):
+class PowOp(BinaryOp, fn=_pow, c_op="TX_POW", special=True):
     """Element-wise Pow with numpy broadcasting."""
 
     name = "tx8be.Pow"
-    C_OP: ClassVar[str | None] = "TX_POW"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, a, b):
-        return _pow(a, b)
 
 
 class ComparisonOp(BinaryOp):
@@ -274,86 +278,55 @@ class ComparisonOp(BinaryOp):
 
 
 @tx8be_op
-class EqualOp(ComparisonOp):
+class EqualOp(ComparisonOp, fn=np.equal, c_op="TX_EQUAL", dtypes=ALL_DTYPES):
     """Element-wise Equal with numpy broadcasting."""
 
     name = "tx8be.Equal"
-    C_OP: ClassVar[str | None] = "TX_EQUAL"
-    DTYPES: ClassVar[frozenset[str] | None] = ALL_DTYPES
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.equal(a, b)
 
 
 @tx8be_op
-class LessOp(ComparisonOp):
+class LessOp(ComparisonOp, fn=np.less, c_op="TX_LESS"):
     """Element-wise Less with numpy broadcasting."""
 
     name = "tx8be.Less"
-    C_OP: ClassVar[str | None] = "TX_LESS"
-
-    def apply(self, a, b):
-        return np.less(a, b)
 
 
 @tx8be_op
-class LessOrEqualOp(ComparisonOp):
+class LessOrEqualOp(ComparisonOp, fn=np.less_equal, c_op="TX_LESS_EQUAL"):
     """Element-wise LessOrEqual with numpy broadcasting."""
 
     name = "tx8be.LessOrEqual"
-    C_OP: ClassVar[str | None] = "TX_LESS_EQUAL"
-
-    def apply(self, a, b):
-        return np.less_equal(a, b)
 
 
 @tx8be_op
-class GreaterOp(ComparisonOp):
+class GreaterOp(ComparisonOp, fn=np.greater, c_op="TX_GREATER"):
     """Element-wise Greater with numpy broadcasting."""
 
     name = "tx8be.Greater"
-    C_OP: ClassVar[str | None] = "TX_GREATER"
-
-    def apply(self, a, b):
-        return np.greater(a, b)
 
 
 @tx8be_op
-class GreaterOrEqualOp(ComparisonOp):
+class GreaterOrEqualOp(ComparisonOp, fn=np.greater_equal, c_op="TX_GREATER_EQUAL"):
     """Element-wise GreaterOrEqual with numpy broadcasting."""
 
     name = "tx8be.GreaterOrEqual"
-    C_OP: ClassVar[str | None] = "TX_GREATER_EQUAL"
-
-    def apply(self, a, b):
-        return np.greater_equal(a, b)
 
 
 @tx8be_op
-class AndOp(BinaryOp):
+class AndOp(BinaryOp, fn=np.logical_and, c_op="TX_AND", dtypes=BOOLS):
     """Element-wise And with numpy broadcasting."""
 
     name = "tx8be.And"
-    C_OP: ClassVar[str | None] = "TX_AND"
-    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.logical_and(a, b)
 
 
 @tx8be_op
-class OrOp(BinaryOp):
+class OrOp(BinaryOp, fn=np.logical_or, c_op="TX_OR", dtypes=BOOLS):
     """Element-wise Or with numpy broadcasting."""
 
     name = "tx8be.Or"
-    C_OP: ClassVar[str | None] = "TX_OR"
-    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
     traits = traits_def(Commutative())
-
-    def apply(self, a, b):
-        return np.logical_or(a, b)
 
 
 BINARY_OPS = [
@@ -448,7 +421,7 @@ class WhereOp(BroadcastingOp):
 # --------------------------------------------------------------------------------------
 
 
-class UnaryOp(Tx8beOp):
+class UnaryOp(DeclaredByKeywords, Tx8beOp):
     """One operand, one result of the same shape (and dtype, except Cast)."""
 
     OPERANDS: ClassVar[tuple[str, ...]] = ("input",)
@@ -504,241 +477,166 @@ class UnaryOp(Tx8beOp):
 SIGNED = FLOATS | frozenset({"i8", "i32", "i64"})
 
 
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0).astype(x.dtype)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x * _expit(x)
+
+
+def _hard_swish(x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x / 6 + 0.5, 0, 1)
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return 1 / np.sqrt(x)
+
+
+def _reciprocal(x: np.ndarray) -> np.ndarray:
+    return 1 / x
+
+
 @tx8be_op
-class ReluOp(UnaryOp):
+class ReluOp(UnaryOp, fn=_relu, c_op="TX_RELU", dtypes=NUMERIC):
     """max(x, 0), in the type of x."""
 
     name = "tx8be.Relu"
-    C_OP: ClassVar[str | None] = "TX_RELU"
-    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
-
-    def apply(self, x):
-        return np.maximum(x, 0).astype(x.dtype)
 
 
 @tx8be_op
-class SigmoidOp(UnaryOp):
+class SigmoidOp(UnaryOp, fn=_expit, c_op="TX_SIGMOID", special=True):
     """1 / (1 + exp(-x))."""
 
     name = "tx8be.Sigmoid"
-    C_OP: ClassVar[str | None] = "TX_SIGMOID"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return _expit(x)
 
 
 @tx8be_op
-class TanhOp(UnaryOp):
+class TanhOp(UnaryOp, fn=np.tanh, c_op="TX_TANH", special=True):
     """Element-wise Tanh."""
 
     name = "tx8be.Tanh"
-    C_OP: ClassVar[str | None] = "TX_TANH"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.tanh(x)
 
 
 @tx8be_op
-class ErfOp(UnaryOp):
+class ErfOp(UnaryOp, fn=_erf, c_op="TX_ERF", special=True):
     """Element-wise Erf."""
 
     name = "tx8be.Erf"
-    C_OP: ClassVar[str | None] = "TX_ERF"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return _erf(x)
 
 
 @tx8be_op
-class SiluOp(UnaryOp):
+class SiluOp(UnaryOp, fn=_silu, special=True, kernel=False):
     """x * sigmoid(x) (a.k.a. swish)."""
 
     name = "tx8be.Silu"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-    HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * Sigmoid(x)
-
-    def apply(self, x):
-        return x * _expit(x)
+    # no TX8 kernel: legalize writes x * Sigmoid(x)
 
 
 @tx8be_op
-class HardSwishOp(UnaryOp):
+class HardSwishOp(UnaryOp, fn=_hard_swish, special=True, kernel=False):
     """x * clip(x / 6 + 0.5, 0, 1)."""
 
     name = "tx8be.HardSwish"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-    HAS_KERNEL: ClassVar[bool] = False  # no TX8 kernel: legalize writes x * HardSigmoid(x)
-
-    def apply(self, x):
-        return x * np.clip(x / 6 + 0.5, 0, 1)
+    # no TX8 kernel: legalize writes x * HardSigmoid(x)
 
 
 @tx8be_op
-class ExpOp(UnaryOp):
+class ExpOp(UnaryOp, fn=np.exp, c_op="TX_EXP", special=True):
     """Element-wise Exp."""
 
     name = "tx8be.Exp"
-    C_OP: ClassVar[str | None] = "TX_EXP"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.exp(x)
 
 
 @tx8be_op
-class LogOp(UnaryOp):
+class LogOp(UnaryOp, fn=np.log, c_op="TX_LOG", special=True):
     """Element-wise Log."""
 
     name = "tx8be.Log"
-    C_OP: ClassVar[str | None] = "TX_LOG"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.log(x)
 
 
 @tx8be_op
-class SqrtOp(UnaryOp):
+class SqrtOp(UnaryOp, fn=np.sqrt, c_op="TX_SQRT", special=True):
     """Element-wise Sqrt."""
 
     name = "tx8be.Sqrt"
-    C_OP: ClassVar[str | None] = "TX_SQRT"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.sqrt(x)
 
 
 @tx8be_op
-class RsqrtOp(UnaryOp):
+class RsqrtOp(UnaryOp, fn=_rsqrt, c_op="TX_RSQRT", special=True):
     """1 / sqrt(x)."""
 
     name = "tx8be.Rsqrt"
-    C_OP: ClassVar[str | None] = "TX_RSQRT"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return 1 / np.sqrt(x)
 
 
 @tx8be_op
-class ReciprocalOp(UnaryOp):
+class ReciprocalOp(UnaryOp, fn=_reciprocal, c_op="TX_RECIPROCAL", special=True):
     """1 / x."""
 
     name = "tx8be.Reciprocal"
-    C_OP: ClassVar[str | None] = "TX_RECIPROCAL"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return 1 / x
 
 
 @tx8be_op
-class AbsOp(UnaryOp):
+class AbsOp(UnaryOp, fn=np.abs, c_op="TX_ABS", dtypes=NUMERIC):
     """Element-wise Abs."""
 
     name = "tx8be.Abs"
-    C_OP: ClassVar[str | None] = "TX_ABS"
-    DTYPES: ClassVar[frozenset[str] | None] = NUMERIC
-
-    def apply(self, x):
-        return np.abs(x)
 
 
 @tx8be_op
-class NegOp(UnaryOp):
+class NegOp(UnaryOp, fn=np.negative, c_op="TX_NEG", dtypes=SIGNED):
     """-x (signed types only)."""
 
     name = "tx8be.Neg"
-    C_OP: ClassVar[str | None] = "TX_NEG"
-    DTYPES: ClassVar[frozenset[str] | None] = SIGNED
-
-    def apply(self, x):
-        return np.negative(x)
 
 
 @tx8be_op
-class NotOp(UnaryOp):
+class NotOp(UnaryOp, fn=np.logical_not, c_op="TX_NOT", dtypes=BOOLS):
     """Logical not of an i1 tensor."""
 
     name = "tx8be.Not"
-    C_OP: ClassVar[str | None] = "TX_NOT"
-    DTYPES: ClassVar[frozenset[str] | None] = BOOLS
-
-    def apply(self, x):
-        return np.logical_not(x)
 
 
 @tx8be_op
-class SinOp(UnaryOp):
+class SinOp(UnaryOp, fn=np.sin, c_op="TX_SIN", special=True):
     """Element-wise Sin."""
 
     name = "tx8be.Sin"
-    C_OP: ClassVar[str | None] = "TX_SIN"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.sin(x)
 
 
 @tx8be_op
-class CosOp(UnaryOp):
+class CosOp(UnaryOp, fn=np.cos, c_op="TX_COS", special=True):
     """Element-wise Cos."""
 
     name = "tx8be.Cos"
-    C_OP: ClassVar[str | None] = "TX_COS"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.cos(x)
 
 
 @tx8be_op
-class FloorOp(UnaryOp):
+class FloorOp(UnaryOp, fn=np.floor, c_op="TX_FLOOR"):
     """Element-wise Floor."""
 
     name = "tx8be.Floor"
-    C_OP: ClassVar[str | None] = "TX_FLOOR"
-
-    def apply(self, x):
-        return np.floor(x)
 
 
 @tx8be_op
-class CeilOp(UnaryOp):
+class CeilOp(UnaryOp, fn=np.ceil, c_op="TX_CEIL"):
     """Element-wise Ceil."""
 
     name = "tx8be.Ceil"
-    C_OP: ClassVar[str | None] = "TX_CEIL"
-
-    def apply(self, x):
-        return np.ceil(x)
 
 
 @tx8be_op
-class RoundOp(UnaryOp):
+class RoundOp(UnaryOp, fn=np.rint, c_op="TX_ROUND"):
     """Round to the nearest integer, halves to even (ONNX Round): not floor(x + 0.5)."""
 
     name = "tx8be.Round"
-    C_OP: ClassVar[str | None] = "TX_ROUND"
-
-    def apply(self, x):
-        return np.rint(x)
 
 
 @tx8be_op
-class AtanOp(UnaryOp):
+class AtanOp(UnaryOp, fn=np.arctan, c_op="TX_ATAN", special=True):
     """Arc tangent (ONNX Atan); the importer builds Asin and Acos from it and Sqrt."""
 
     name = "tx8be.Atan"
-    C_OP: ClassVar[str | None] = "TX_ATAN"
-    CT_SPECIAL: ClassVar[bool] = True  # a special CT pass
-
-    def apply(self, x):
-        return np.arctan(x)
 
 
 @tx8be_op
