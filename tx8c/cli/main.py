@@ -232,14 +232,17 @@ def _import(model, shapes, progress: Progress):
     step per node."""
     import onnx
 
-    from tx8c.frontend.onnx.importer import import_onnx
-    from tx8c.frontend.onnx.loader import prepare
+    from tx8c.frontend.onnx.importer import import_prepared
+    from tx8c.frontend.onnx.loader import check_opset, prepare
 
-    if not isinstance(model, onnx.ModelProto):
+    start = time.perf_counter()
+    if isinstance(model, onnx.ModelProto):
+        opset = check_opset(model)
+    else:
         progress(f"reading {model}")
-        model, _ = prepare(model, shapes)
+        model, opset = prepare(model, shapes)
     with progress.task("importing", len(model.graph.node)) as advance:
-        return import_onnx(model, on_node=advance)
+        return import_prepared(model, opset, on_node=advance, start=start)
 
 
 def _run_pipeline(module, options, progress: Progress, after_each=None):

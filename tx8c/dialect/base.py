@@ -415,7 +415,15 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
 
     def op_attr(self, **fields: Any) -> OpAttr:
         """An OpAttr with this op's default layout and the given fields."""
-        return OpAttr(default_layout=self.default_layout(), **fields)
+        return _shared_op_attr(self.default_layout(), **fields)
+
+
+@lru_cache(maxsize=1024)
+def _shared_op_attr(default_layout: str, **fields: Any) -> OpAttr:
+    """OpAttrs are frozen: one object per combination of fields serves every op (the
+    grouping passes query every op's, and a frozen dataclass costs microseconds to
+    build)."""
+    return OpAttr(default_layout=default_layout, **fields)
 
 
 def _type_str(t: Attribute) -> str:
