@@ -26,3 +26,16 @@ class Tx8UnsupportedError(Tx8Error):
 
 class TargetConfigError(Tx8Error):
     """A `--target-config` file that cannot be read or names a field wrongly."""
+
+
+def require_file(path, error: type[Tx8Error], what: str, give: str) -> None:
+    """Raise `error` unless `path` is an existing regular file: `what` names the file in
+    the message ("inputs file", "IR file"), `give` says what to pass instead ("an .npz
+    file"). The one check behind every file a user names on the command line."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        raise error(f"{what} '{path}' is a directory; give {give}.")
+    if not path.is_file():
+        raise error(f"cannot open {what} '{path}': it does not exist; give {give}.")

@@ -33,7 +33,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tx8c.dialect import make_context
-from tx8c.errors import Tx8Error
+from tx8c.errors import Tx8Error, require_file
 
 MAX_NESTING = 64
 """Deepest bracket nesting ((), [], {}, <>) accepted. Real modules stay below 16; xDSL
@@ -132,10 +132,7 @@ def read_ir_file(path: str | Path) -> str:
     """The text of an IR file; a clear error for a missing file, a directory, or bytes
     that are not UTF-8."""
     path = Path(path)
-    if path.is_dir():
-        raise IRTextError(f"'{path}' is a directory; give a .mlir file.")
-    if not path.is_file():
-        raise IRTextError(f"cannot open input file '{path}': it does not exist.")
+    require_file(path, IRTextError, "input file", "a .mlir file")
     data = path.read_bytes()
     try:
         return data.decode("utf-8")

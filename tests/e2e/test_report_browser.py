@@ -41,6 +41,9 @@ def test_report_opens_in_chromium(name: str, tmp_path: Path) -> None:
     assert "errors" not in facts, facts
     assert int(facts["nodes"]) == report["groups"]["ops"]
     assert int(facts["group-rows"]) == report["groups"]["count"]
+    # compile time: a header and a row per phase, then a header and a row per pass
+    assert int(facts["time-rows"]) == 2 + len(report["phase_seconds"]) + len(
+        report["pass_seconds"]), facts
     screenshot(page, SCREENSHOTS / f"{name}.png")
     assert (SCREENSHOTS / f"{name}.png").stat().st_size > 10_000
 

@@ -827,7 +827,13 @@ class Hang(Exception):
 
 @contextlib.contextmanager
 def alarm(seconds: float):
+    """Raise Hang in the block after `seconds`. The exception a signal handler raises is
+    lost when the signal lands in a gc callback or a `__del__` (Python reports it as
+    unraisable and goes on), so a ring is also remembered and raised when the block ends."""
+    rang = []
+
     def ring(signum, frame):
+        rang.append(True)
         raise Hang(f"still running after {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, ring)
@@ -837,6 +843,8 @@ def alarm(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    if rang:
+        raise Hang(f"still running after {seconds} s (the alarm's exception was swallowed)")
 
 
 @dataclass

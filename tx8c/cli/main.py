@@ -35,7 +35,7 @@ from tx8c.cli.consts import (
 from tx8c.cli.files import OutputDir, check_output_file, write_file, write_npz
 from tx8c.cli.progress import Progress
 from tx8c.cli.resources import check_fits
-from tx8c.errors import Tx8Error
+from tx8c.errors import Tx8Error, require_file
 
 EXIT_NUMERICS = 3
 
@@ -483,10 +483,7 @@ def load_npz(path: Path) -> dict[str, np.ndarray]:
     """The arrays of an .npz file, with a clear error for anything else."""
     import zipfile
 
-    if path.is_dir():
-        raise Tx8Error(f"inputs file '{path}' is a directory; give an .npz file.")
-    if not path.is_file():
-        raise Tx8Error(f"inputs file '{path}' does not exist.")
+    require_file(path, Tx8Error, "inputs file", "an .npz file")
     if not zipfile.is_zipfile(path):
         hint = (" It looks like a single .npy array" if path.read_bytes()[:6] == b"\x93NUMPY"
                 else "")

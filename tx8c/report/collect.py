@@ -239,6 +239,7 @@ def summary(report: dict, config: TX8Config, groups: list[dict]) -> dict:
         "spm_lower_bound": max(bounds, default=None),
         "spm_bytes": config.spm_bytes_per_tile,
         "pass_seconds": report.get("pass_seconds", []),
+        "phase_seconds": report.get("phase_seconds", {}),
         "op_counts": report.get("op_counts", {}),
         "layout": report.get("layout", {}),
         "groups": len(groups),

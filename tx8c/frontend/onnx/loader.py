@@ -31,7 +31,7 @@ from pathlib import Path
 import onnx
 from google.protobuf.message import DecodeError
 
-from tx8c.errors import Tx8Error
+from tx8c.errors import Tx8Error, require_file
 
 MIN_OPSET = 7
 MAX_OPSET = 26
@@ -60,10 +60,7 @@ def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
         model.CopyFrom(source)
         return model
     path = Path(source)
-    if path.is_dir():
-        raise OnnxImportError(f"'{path}' is a directory; give the .onnx file.")
-    if not path.is_file():
-        raise OnnxImportError(f"'{path}' does not exist or is not a file.")
+    require_file(path, OnnxImportError, "model", "the .onnx file")
     data = path.read_bytes()
     model = onnx.ModelProto()
     try:

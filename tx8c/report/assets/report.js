@@ -36,13 +36,22 @@
     const util = Object.entries(S.utilisation || {});
     $("util").innerHTML = util.length ? util.map(([lane, u]) =>
       `<div><span style="display:inline-block;width:40px">${lane}</span><span class="bartrack" style="display:inline-block;width:70%"><span class="bar" style="display:block;width:${Math.min(100, u * 100)}%;background:${LANE_COLOR[lane] || "#888"}"></span></span> ${(u * 100).toFixed(1)}%</div>`).join("") : "<p class=muted>no slicing plans</p>";
-    const passes = S.pass_seconds || [];
-    const most = Math.max(1e-9, ...passes.map((p) => p.seconds));
-    $("passes").innerHTML = "<table><tr><th class=l>stage</th><th>seconds</th><th class=l></th></tr>" + passes.map((p) =>
-      `<tr><td class=l>${esc(p.pass)}</td><td>${p.seconds.toFixed(3)}</td><td class=l style="width:160px"><div class="bar" style="width:${100 * p.seconds / most}%"></div></td></tr>`).join("") + "</table>";
+    // the phases (import ... write-program) cover the whole compile; the passes are the
+    // pipeline's part of it, one row each
+    const phases = Object.entries(S.phase_seconds || {}).map(([name, seconds]) => ({name, seconds}));
+    const passes = (S.pass_seconds || []).map((p) => ({name: p.pass, seconds: p.seconds}));
+    $("passes").innerHTML = secondsTable("phase", phases) + secondsTable("pass", passes);
     const opts = Object.entries(S.options || {}).map(([k, v]) => `<tr><td class=l>${esc(k)}</td><td class=l>${esc(JSON.stringify(v))}</td></tr>`);
     const tgt = Object.entries(S.target || {}).map(([k, v]) => `<tr><td class=l>target ${esc(k)}</td><td class=l>${esc(JSON.stringify(v))}</td></tr>`);
     $("options").innerHTML = `<table>${opts.join("")}${tgt.join("") || "<tr><td class=l>target</td><td class=l>default TX8Config</td></tr>"}</table>`;
+  }
+
+  function secondsTable(what, rows) {
+    if (!rows.length) return "";
+    const most = Math.max(1e-9, ...rows.map((r) => r.seconds));
+    const total = rows.reduce((sum, r) => sum + r.seconds, 0);
+    return `<table><tr><th class=l>${what}</th><th>seconds</th><th class=l>total ${total.toFixed(2)} s</th></tr>` + rows.map((r) =>
+      `<tr><td class=l>${esc(r.name)}</td><td>${r.seconds.toFixed(3)}</td><td class=l style="width:160px"><div class="bar" style="width:${100 * r.seconds / most}%"></div></td></tr>`).join("") + "</table>";
   }
 
   // ---------------------------------------------------------------- graph
@@ -219,6 +228,7 @@
     document.body.dataset.renderMs = Math.round(performance.now());
     document.body.dataset.nodes = $("graph-layer").querySelectorAll(".node").length;
     document.body.dataset.groupRows = $("groups-body").querySelectorAll("tr").length;
+    document.body.dataset.timeRows = $("passes").querySelectorAll("tr").length;
     document.body.dataset.ready = "1";
   }
   main();
