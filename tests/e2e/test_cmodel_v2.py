@@ -41,7 +41,7 @@ def compiled(name: str):
     model, _ = prepare(MODELS[name](), None)
     inputs = onnx_inputs(model, seed=0)
     module = import_onnx(model).module
-    run_pipeline(module, CompileOptions())
+    run_pipeline(module, CompileOptions(verify_each_pass=True))
     container = module_container(module)
     program = lower_module(module, container)
     ordered = [inputs[n] for n in input_names(main_function(module))]

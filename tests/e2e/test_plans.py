@@ -23,7 +23,7 @@ def test_examples_run_slice_by_slice(name: str) -> None:
     model, _ = prepare(MODELS[name](), None)
     inputs = random_inputs(model, seed=0)
     module = import_onnx(model).module
-    run_pipeline(module, CompileOptions())
+    run_pipeline(module, CompileOptions(verify_each_pass=True))
     stats = json.loads(module.attributes["tx8c.slicing"].data)
     assert stats["groups"] and all(g["cycles"] >= g["bound_cycles"] for g in stats["groups"])
     expected = run_reference(module, inputs)

@@ -44,7 +44,7 @@ def test_examples_with_regroup_equal_the_reference(name: str) -> None:
     module = import_onnx(model).module
     ordered = [inputs[n] for n in input_names(main_function(module))]
     expected = run_reference(module, ordered)
-    run_pipeline(module, CompileOptions(regroup=3))
+    run_pipeline(module, CompileOptions(regroup=3, verify_each_pass=True))
     stats = read_pass_stats(module, STATS_ATTR)["regroup-by-cost"]
     assert stats["groups_after"] < stats["groups_before"]
     for want, got in zip(expected, run_reference(module, ordered), strict=True):

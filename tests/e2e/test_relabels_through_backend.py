@@ -36,7 +36,8 @@ RELABELS_INSIDE = {"patterns": [
 def _compiled(name: str, patterns: Path | None):
     model, _ = prepare(MODELS[name](), None)
     module = import_onnx(model).module
-    run_pipeline(module, CompileOptions(group_patterns=str(patterns) if patterns else None))
+    run_pipeline(module, CompileOptions(group_patterns=str(patterns) if patterns else None,
+                                        verify_each_pass=True))
     return module, random_inputs(model, seed=0)
 
 

@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -232,14 +233,17 @@ def _import(model, shapes, progress: Progress):
     step per node."""
     import onnx
 
-    from tx8c.frontend.onnx.importer import import_onnx
-    from tx8c.frontend.onnx.loader import prepare
+    from tx8c.frontend.onnx.importer import import_prepared
+    from tx8c.frontend.onnx.loader import check_opset, prepare
 
-    if not isinstance(model, onnx.ModelProto):
+    start = time.perf_counter()
+    if isinstance(model, onnx.ModelProto):
+        opset = check_opset(model)
+    else:
         progress(f"reading {model}")
-        model, _ = prepare(model, shapes)
+        model, opset = prepare(model, shapes)
     with progress.task("importing", len(model.graph.node)) as advance:
-        return import_onnx(model, on_node=advance)
+        return import_prepared(model, opset, on_node=advance, start=start)
 
 
 def _run_pipeline(module, options, progress: Progress, after_each=None):
@@ -354,6 +358,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
         dma_conversions=getattr(args, "dma_conversions", True),
+        verify_each_pass=getattr(args, "verify_each_pass", False),
     )
 
 
@@ -513,7 +518,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     progress = Progress(args.quiet or args.json)
     target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
-    options = _options(args, shapes)
+    # compare checks every stage, so it verifies every stage too
+    options = replace(_options(args, shapes), verify_each_pass=True)
     model, _ = prepare(args.model, shapes)
     result = _import(model, shapes, progress)
     _set_target(result.module, target)
@@ -829,6 +835,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")
+    p.add_argument("--verify-each-pass", action="store_true",
+                   help="verify the IR after every pass (finds the pass that breaks it; "
+                   "by default it is verified once, after the last pass)")
     _add_target_config(p)
 
 

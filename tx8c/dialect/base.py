@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    OptionalDef,
     attr_def,
     irdl_op_definition,
     opt_attr_def,
@@ -185,6 +186,22 @@ def tx8be_op(cls):
     return cls
 
 
+_FIELD_DEFAULTS: dict[type, tuple[tuple, tuple]] = {}
+"""Per op class, the (name, default) pairs of its properties and of its attributes."""
+
+
+def _field_defaults(cls) -> tuple[tuple, tuple]:
+    """The (name, default) pairs IRDL fills into a new op of `cls` that lacks them."""
+    found = _FIELD_DEFAULTS.get(cls)
+    if found is None:
+        op_def = cls.get_irdl_definition()
+        found = _FIELD_DEFAULTS[cls] = tuple(
+            tuple((name, f.default_value) for name, f in fields.items()
+                  if not isinstance(f, OptionalDef) and f.default_value is not None)
+            for fields in (op_def.properties, op_def.attributes))
+    return found
+
+
 # --------------------------------------------------------------------------------------
 # The base op
 # --------------------------------------------------------------------------------------
@@ -214,6 +231,20 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
 
     # -- construction --------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        """IRDLOperation's (absent fields take their defaults), from the defaults listed
+        once per class: IRDL scans every field definition of the op for each new op,
+        which was a third of the cost of creating the groups, loads and stores of a
+        large graph."""
+        properties, attributes = _field_defaults(type(self))
+        for name, value in properties:
+            if name not in self.properties:
+                self.properties[name] = value
+        for name, value in attributes:
+            if name not in self.attributes:
+                self.attributes[name] = value
+        super(IRDLOperation, self).__post_init__()
+
     @classmethod
     def make(
         cls,
@@ -384,7 +415,15 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
 
     def op_attr(self, **fields: Any) -> OpAttr:
         """An OpAttr with this op's default layout and the given fields."""
-        return OpAttr(default_layout=self.default_layout(), **fields)
+        return _shared_op_attr(self.default_layout(), **fields)
+
+
+@lru_cache(maxsize=1024)
+def _shared_op_attr(default_layout: str, **fields: Any) -> OpAttr:
+    """OpAttrs are frozen: one object per combination of fields serves every op (the
+    grouping passes query every op's, and a frozen dataclass costs microseconds to
+    build)."""
+    return OpAttr(default_layout=default_layout, **fields)
 
 
 def _type_str(t: Attribute) -> str:

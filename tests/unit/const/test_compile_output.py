@@ -56,7 +56,7 @@ def test_model_mlir_names_its_constants_and_holds_no_data(compiled) -> None:
 def test_run_from_consts_bin_is_bit_identical_to_the_module_in_memory(compiled, tmp_path):
     model, out, inputs_path = compiled
     module = import_onnx(model).module
-    run_pipeline(module, CompileOptions())
+    run_pipeline(module, CompileOptions(verify_each_pass=True))
     with np.load(inputs_path) as data:
         inputs = {k: data[k] for k in data.files}
     assert_same_values(run_reference(module, inputs), _run(out, inputs_path, tmp_path / "o"))

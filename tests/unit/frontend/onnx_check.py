@@ -47,7 +47,7 @@ def check_model(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray], rtol=1
         from tx8c.pipeline import CompileOptions, run_pipeline
         from tx8c.sim.cmodel import run_cmodel
 
-        run_pipeline(result.module, CompileOptions())
+        run_pipeline(result.module, CompileOptions(verify_each_pass=True))
         _compare(run_reference(result.module, dict(inputs)), expected, rtol, atol, "pipeline")
         _compare(run_cmodel(result.module, dict(inputs)), expected, rtol, atol, "cmodel")
     return result

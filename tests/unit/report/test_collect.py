@@ -21,7 +21,7 @@ from tx8c.target.config import DEFAULT_CONFIG
 @pytest.fixture(scope="module")
 def compiled():
     result = import_onnx(MODELS["transformer_encoder"]())
-    run_pipeline(result.module, CompileOptions())
+    run_pipeline(result.module, CompileOptions(verify_each_pass=True))
     return result.module
 
 
