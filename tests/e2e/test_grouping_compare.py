@@ -15,8 +15,8 @@ from examples.make_models import MODELS
 from tx8c.cli.main import main
 from tx8c.codegen.c_backend import find_compiler
 
-GROUP_PASSES = ["group-pattern", "group-optimization", "group-ldst", "group-mapping",
-                "group-dag"]
+GROUP_PASSES = ["group-pattern", "group-optimization", "group-ldst", "fuse-channel-norm-dma",
+                "group-mapping", "group-dag"]
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -26,7 +26,7 @@ def test_compare_through_grouping(name: str, tmp_path: Path, capsys) -> None:
     assert main(["compare", str(path), "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)["stages"]
     stages = [r["stage"] for r in rows]
-    assert stages[-11:-6] == GROUP_PASSES
+    assert stages[-12:-6] == GROUP_PASSES
     assert stages[-6:] == ["group-cost", "ddr-alloc", "ddr-reorder", "cmodel", "cmodel v2",
                            "C"]
     c_row = rows.pop()
