@@ -45,7 +45,6 @@ from tx8c.target.config import TX8Config
 from tx8c.target.mem_layout import stored_bytes
 
 DDR_ATTR = "tx8c.ddr"
-IN_DDR = 2
 """The group_tag of a group that runs in DDR (group-ldst)."""
 
 
@@ -128,7 +127,7 @@ def ddr_tensors(module: ModuleOp, config: TX8Config) -> DdrTensors:
         for r, result in enumerate(g.results):
             name = f"g{g.attr('group_id')}.{r}"
             names[result] = name
-            if g.attr("group_tag") == IN_DDR:
+            if g.attr("group_tag") == GroupOp.IN_DDR:
                 source = names[alias_source(g, r)]
                 roots[name] = roots.get(source, source)
                 aliases[name] = (roots[name], result)

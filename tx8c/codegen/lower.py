@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import ModuleOp
 
-from tx8c.analysis.ddr_tensors import IN_DDR, ddr_tensors, main_body, read_placement
+from tx8c.analysis.ddr_tensors import ddr_tensors, main_body, read_placement
 from tx8c.codegen.program import (
     DdrRef,
     DdrTensor,
@@ -124,7 +124,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     for g in groups:
         inputs = [found.names[v] for v in g.operands]
         outputs = [found.names[v] for v in g.results]
-        if g.attr("group_tag") == IN_DDR:
+        if g.attr("group_tag") == GroupOp.IN_DDR:
             programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
                                          (), 0, "ddr"))
             continue

@@ -356,6 +356,10 @@ class GroupOp(Tx8beOp):
 
     name = "tx8be.Group"
     OPERANDS: ClassVar[tuple[str, ...]] = ("inputs*",)
+    SLICED: ClassVar[int] = 0
+    """`group_tag` of a group that works in SPM (loads and stores; sliced)."""
+    IN_DDR: ClassVar[int] = 2
+    """`group_tag` of a group that runs in DDR (no slicing: e.g. pure reshapes)."""
     NUM_RESULTS: ClassVar[int | None] = None
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = ()  # any mix of dtypes
 

@@ -71,9 +71,6 @@ from tx8c.ir_utils import (
 )
 from tx8c.target.dma import addressable
 
-SLICED = 0
-"""The group_tag of a group that works in SPM (group-ldst)."""
-
 
 @dataclass(frozen=True)
 class FuseChannelNormDmaPass(ModulePass):
@@ -114,7 +111,7 @@ def lone_channel_norm(group: GroupOp) -> ChannelNormOp | None:
     """The ChannelNorm of a sliced group that is exactly LoadVar -> ChannelNorm ->
     StoreVar of its one input to its one result, else None."""
     ops = list(group.block.ops)
-    if group.attr("group_tag") != SLICED or len(ops) != 4 or len(group.operands) != 1:
+    if group.attr("group_tag") != GroupOp.SLICED or len(ops) != 4 or len(group.operands) != 1:
         return None
     load, norm, store, _ = ops
     if not (isinstance(load, LoadVarOp) and isinstance(norm, ChannelNormOp)
@@ -148,7 +145,7 @@ def _own_store(value: SSAValue) -> StoreVarOp | None:
     one op (the ChannelNorm group), when that StoreVar writes this result alone."""
     producer = value.owner
     if isinstance(value, BlockArgument) or not isinstance(producer, GroupOp) \
-            or producer.attr("group_tag") != SLICED or len(tuple(value.uses)) != 1:
+            or producer.attr("group_tag") != GroupOp.SLICED or len(tuple(value.uses)) != 1:
         return None
     stored = producer.yield_op.operands[value.index]
     store = stored.owner
@@ -183,7 +180,7 @@ def _reader_loads(value: SSAValue) -> list[LoadVarOp]:
     loads: list[LoadVarOp] = []
     for use in value.uses:
         reader = use.operation
-        if not isinstance(reader, GroupOp) or reader.attr("group_tag") != SLICED:
+        if not isinstance(reader, GroupOp) or reader.attr("group_tag") != GroupOp.SLICED:
             return []
         arg_uses = [u.operation for u in reader.block.args[use.index].uses]
         if not all(isinstance(op, LoadVarOp) for op in arg_uses):

@@ -59,7 +59,6 @@ from tx8c.interfaces import OpAttr
 from tx8c.interfaces.traits import ByteMove
 from tx8c.ir_utils import function_bodies, group_ops, stored_layout
 
-SLICED, IN_DDR = 0, 2
 """The group_tag values this pass sets (seed: 0 normal slicing, 2 no slicing)."""
 
 
@@ -97,7 +96,7 @@ def insert_loads_and_stores(group: GroupOp) -> None:
         terminator.operands[index] = stores[value].results[0]
         moved = True
     moved = moved or any(o.has_trait(ByteMove) for o in body.ops)
-    group.attributes["group_tag"] = to_attr("int", SLICED if moved else IN_DDR)
+    group.attributes["group_tag"] = to_attr("int", GroupOp.SLICED if moved else GroupOp.IN_DDR)
 
 
 class _Residency:

@@ -55,7 +55,6 @@ from tx8c.slicing.search import SearchOptions
 from tx8c.target.config import target_config
 
 STATS_ATTR = "tx8c.regroup"
-IN_DDR = 2
 """group_tag of a group that runs in DDR (group-ldst): never merged."""
 
 
@@ -112,7 +111,7 @@ def read_units(groups: list[GroupOp]) -> list[Unit]:
             inputs=tuple(number(v) for v in group.operands),
             outputs=tuple(number(r) for r in group.results),
             readers=readers,
-            movable=group.attr("group_tag") != IN_DDR,
+            movable=group.attr("group_tag") != GroupOp.IN_DDR,
         ))
     return units
 

@@ -91,7 +91,8 @@ class GroupCostPass(ModulePass):
 
 
 def groups_to_slice(module: ModuleOp) -> list[GroupOp]:
-    return [g for g in module.walk() if isinstance(g, GroupOp) and g.attr("group_tag") != 2]
+    return [g for g in module.walk()
+            if isinstance(g, GroupOp) and g.attr("group_tag") != GroupOp.IN_DDR]
 
 
 def print_space(spec: GroupSpec, gid: int, config: TX8Config) -> None:
