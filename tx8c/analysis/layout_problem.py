@@ -4,7 +4,7 @@ ops are known at compile time.
 Two passes of the layout stage choose one of two sides for every free op of a function:
 `layout-preset-to-npu` (seed 002: the original arrangement or the NPU's NHWC/HWOI) and
 `layout-align-to-npu` (seed 000: compact or channel-aligned). Both are written as a
-`LayoutChoicePass`, the skeleton they share:
+`LayoutChoicePass`, the skeleton they share, given a `LayoutChoice` of four steps:
 
 1. `build_problem(function)`: one walk over the function's block gives the free
    variables, the fixed sides and, per value, who makes it and who reads it;
@@ -26,8 +26,7 @@ pass imports another pass.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -130,44 +129,44 @@ def layout_traffic(stats: Mapping[str, Mapping[str, int | str]]) -> dict[str, in
 
 
 @dataclass(frozen=True)
+class LayoutChoice:
+    """The four steps of one layout choice (see the module docstring) and its statistics."""
+
+    stats: type[LayoutStats]
+    """The pass's statistics (a dataclass of int counters)."""
+    build_problem: Callable[[func.FuncOp], Any]
+    """The choice of one function (requires a body)."""
+    solve_greedy: Callable[[Any], Sequence[Any]]
+    """The seed's walk: one choice per free variable."""
+    solve_optimal: Callable[[Any], Sequence[Any]]
+    """The choice with the fewest bytes converted at run time (a minimum cut)."""
+    apply_choice: Callable[[Any, Sequence[Any]], LayoutStats]
+    """Rewrite the problem's function for a choice; the problem is used up."""
+
+
+@dataclass(frozen=True)
 class LayoutChoicePass(ModulePass):
     """A pass that chooses a side for every free op of each function (see the module
-    docstring): subclasses say how to build, solve and apply one function's problem."""
+    docstring): subclasses name their `LayoutChoice` (how to build, solve and apply one
+    function's problem)."""
 
     strategy: str = "optimal"
 
-    STATS: ClassVar[type[LayoutStats]] = LayoutStats
-    """The pass's statistics (a dataclass of int counters)."""
-
-    @abstractmethod
-    def build_problem(self, function: func.FuncOp) -> Any:
-        """The choice of one function (requires a body)."""
-
-    @abstractmethod
-    def solve_greedy(self, problem: Any) -> Sequence[Any]:
-        """The seed's walk: one choice per free variable."""
-
-    @abstractmethod
-    def solve_optimal(self, problem: Any) -> Sequence[Any]:
-        """The choice with the fewest bytes converted at run time (a minimum cut)."""
-
-    @abstractmethod
-    def apply_choice(self, problem: Any, choice: Sequence[Any]) -> LayoutStats:
-        """Rewrite the problem's function for `choice`; the problem is used up."""
+    CHOICE: ClassVar[LayoutChoice]
 
     def solve(self, problem: Any) -> Sequence[Any]:
-        return self.solve_greedy(problem) if self.strategy == "greedy" else (
-            self.solve_optimal(problem)
-        )
+        if self.strategy == "greedy":
+            return self.CHOICE.solve_greedy(problem)
+        return self.CHOICE.solve_optimal(problem)
 
     def apply_function(self, function: func.FuncOp) -> LayoutStats:
         """Build, solve and apply the problem of one function (with a body)."""
-        problem = self.build_problem(function)
-        return self.apply_choice(problem, self.solve(problem))
+        problem = self.CHOICE.build_problem(function)
+        return self.CHOICE.apply_choice(problem, self.solve(problem))
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_strategy(self.name, self.strategy)
-        stats = self.STATS()
+        stats = self.CHOICE.stats()
         for function in functions_of(op):
             stats.add(self.apply_function(function))
         record_layout_stats(op, self.name, {"strategy": self.strategy, **stats.as_dict()})

@@ -127,7 +127,12 @@ from functools import lru_cache
 from xdsl.dialects import func
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue, Use
 
-from tx8c.analysis.layout_problem import LayoutChoicePass, LayoutStats, is_compile_time
+from tx8c.analysis.layout_problem import (
+    LayoutChoice,
+    LayoutChoicePass,
+    LayoutStats,
+    is_compile_time,
+)
 from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.attrs import AlignMode, DevAttr
 from tx8c.dialect.base import Tx8beOp
@@ -539,17 +544,16 @@ def apply_modes(problem: AlignProblem, modes: list[AlignMode]) -> AlignStats:
     return stats
 
 
+def apply_alignment(problem: AlignProblem, choice: list[AlignMode]) -> AlignStats:
+    """Fix the constants' sides, then rewrite the block for `choice`."""
+    settle_constants(problem, choice)
+    return apply_modes(problem, choice)
+
+
 @dataclass(frozen=True)
 class LayoutAlignToNpuPass(LayoutChoicePass):
     """Seed 000 LayoutAlignToNPU; `strategy` is "optimal" (default) or "greedy"."""
 
     name = "layout-align-to-npu"
 
-    STATS = AlignStats
-    build_problem = staticmethod(build_problem)
-    solve_greedy = staticmethod(solve_greedy)
-    solve_optimal = staticmethod(solve_optimal)
-
-    def apply_choice(self, problem: AlignProblem, choice: list[AlignMode]) -> AlignStats:
-        settle_constants(problem, choice)
-        return apply_modes(problem, choice)
+    CHOICE = LayoutChoice(AlignStats, build_problem, solve_greedy, solve_optimal, apply_alignment)

@@ -117,7 +117,12 @@ from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tx8c.analysis.layout_problem import LayoutChoicePass, LayoutStats, is_compile_time
+from tx8c.analysis.layout_problem import (
+    LayoutChoice,
+    LayoutChoicePass,
+    LayoutStats,
+    is_compile_time,
+)
 from tx8c.analysis.min_cut import SINK, SOURCE, FlowNetwork
 from tx8c.dialect.base import Tx8beOp, to_attr
 from tx8c.dialect.layout import (
@@ -844,8 +849,4 @@ class LayoutPresetToNpuPass(LayoutChoicePass):
 
     name = "layout-preset-to-npu"
 
-    STATS = PresetStats
-    build_problem = staticmethod(build_problem)
-    solve_greedy = staticmethod(solve_greedy)
-    solve_optimal = staticmethod(solve_optimal)
-    apply_choice = staticmethod(apply_sides)
+    CHOICE = LayoutChoice(PresetStats, build_problem, solve_greedy, solve_optimal, apply_sides)
