@@ -69,6 +69,10 @@ def test_matmul_integer_with_zero_points(a_type) -> None:
         check_node("MatMulInteger", {"a": a}, initializers={"b": b, "a_zp": a_zp,
                                                             "b_zp": b_zp})
         return
+    # ONNX Runtime's u8 x s8 kernel on AVX2 machines without VNNI (pmaddubsw) saturates
+    # the int16 sum of two products; the spec does not. |b| < 64 keeps 2 * 207 * 64 below
+    # 2**15, so onnxruntime is exact on every x86 machine and the comparison tests tx8c.
+    b = (b // 2).astype(np.int8)
     x = RNG.uniform(0, 10, (4, 300)).astype(np.float32)
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["a"]),
              helper.make_node("MatMulInteger", ["a", "b", "zp", "b_zp"], ["y"])]
