@@ -21,11 +21,11 @@ import pytest
 from examples.make_models import MODELS
 from tests.e2e.test_cmodel_v2 import compiled
 from tx8c.codegen.program import (
-    NOC_INSTRUCTIONS,
     Dma,
     GroupProgram,
     Kernel,
     NocCopy,
+    NocTransfer,
     Program,
     SpmRef,
     TileProgram,
@@ -182,7 +182,7 @@ def _drop_instruction(program: Program, g: int, t: int, i: int) -> Program:
     for k, other in enumerate(group.tiles):
         if k == t:
             continue
-        moved = [replace(ins, after=ins.after - 1) if isinstance(ins, NOC_INSTRUCTIONS)
+        moved = [replace(ins, after=ins.after - 1) if isinstance(ins, NocTransfer)
                  and ins.source_tile == tile and ins.after > i else ins
                  for ins in other.instructions]
         if moved != list(other.instructions):

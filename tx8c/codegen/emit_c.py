@@ -40,8 +40,8 @@ from tx8c.codegen.program import (
     DdrRef,
     Dma,
     Kernel,
-    NocCopy,
     NocReduce,
+    NocTransfer,
     Operand,
     Program,
     SpmRef,
@@ -234,7 +234,7 @@ class _TileWriter:
             return f"{{TX_I_DMA, &{self._dma(ins)}, 0, 0}}"
         if isinstance(ins, Kernel):
             return f"{{TX_I_KERNEL, 0, &{self._kernel(group_id, index, ins)}, 0}}"
-        if isinstance(ins, NocReduce | NocCopy):
+        if isinstance(ins, NocTransfer):
             return f"{{TX_I_NOC, 0, 0, &{self._noc(ins)}}}"
         raise TypeError(f"unknown instruction {ins!r}")
 
@@ -321,7 +321,7 @@ class _TileWriter:
         self.decls.extend(decls)
         return name
 
-    def _noc(self, noc: NocReduce | NocCopy) -> str:
+    def _noc(self, noc: NocTransfer) -> str:
         """A NoC reduction, or one destination of a multicast: the same copy between
         two tiles' SPM without a combine (`TX_COMBINE_NONE`)."""
         name = self._name("noc")

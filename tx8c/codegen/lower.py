@@ -408,7 +408,7 @@ class GroupLowering:
                 raise LoweringError(f"group {self.gid}: tile {child} has no partial sum "
                                     f"of {window} for tile {tile.index} to reduce")
             source, after = found
-            state.out.append(NocReduce("noc", child, source, target, combine, after,
-                                       step.index))
+            state.out.append(NocReduce("noc", child, source, target, after, step.index,
+                                       combine=combine))
         if not tile.owner:
             self.partials[(tile.index, window)] = (target, len(state.out) - 1)

@@ -134,32 +134,33 @@ class Kernel:
 
 
 @dataclass(frozen=True)
-class NocReduce:
+class NocTransfer:
+    """An instruction that reads another tile's SPM over the NoC, once that tile's
+    instruction `after` is done."""
+
     lane: str
     source_tile: int
     source: SpmRef
     target: SpmRef
-    combine: str
     after: int = -1
-    """Index of the source tile's instruction after which the partial is complete."""
+    """Index of the source tile's instruction after which `source` is complete."""
     step: int = 0
     kind: str = "noc"
 
 
 @dataclass(frozen=True)
-class NocCopy:
-    lane: str
-    source_tile: int
-    source: SpmRef
-    target: SpmRef
-    after: int = -1
-    """Index of the source tile's instruction (its `Dma`) that fills `source`."""
-    step: int = 0
+class NocReduce(NocTransfer):
+    """Combine the source tile's partial result into `target` (a reduction over tiles)."""
+
+    combine: str = field(kw_only=True)
+
+
+@dataclass(frozen=True)
+class NocCopy(NocTransfer):
+    """Copy the source tile's window (its `Dma` filled it) into `target` (multicast)."""
+
     kind: str = "copy"
 
-
-NOC_INSTRUCTIONS = (NocReduce, NocCopy)
-"""The instructions that read another tile's SPM (after its instruction `after`)."""
 
 Instruction = Dma | Kernel | NocReduce | NocCopy
 
@@ -315,8 +316,8 @@ def _instruction(data) -> Instruction:
                       data.get("accumulate", False), data.get("step", 0))
     if kind == "noc":
         return NocReduce(data["lane"], data["source_tile"], _spm(data["source"]),
-                         _spm(data["target"]), data["combine"], data.get("after", -1),
-                         data.get("step", 0))
+                         _spm(data["target"]), data.get("after", -1), data.get("step", 0),
+                         combine=data["combine"])
     if kind == "copy":
         return NocCopy(data["lane"], data["source_tile"], _spm(data["source"]),
                        _spm(data["target"]), data.get("after", -1), data.get("step", 0))

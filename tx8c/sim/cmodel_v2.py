@@ -61,12 +61,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from tx8c.codegen.program import (
-    NOC_INSTRUCTIONS,
     DdrRef,
     Dma,
     Kernel,
     NocCopy,
     NocReduce,
+    NocTransfer,
     Program,
     SpmRef,
 )
@@ -554,7 +554,7 @@ class _Simulation:
                 self._address_deps(ids)
             for tp in group.tiles:
                 for i, ins in enumerate(tp.instructions):
-                    if isinstance(ins, NOC_INSTRUCTIONS):
+                    if isinstance(ins, NocTransfer):
                         self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
                                        first_of_tile)
         for op in self.ops:
@@ -673,7 +673,7 @@ class _Simulation:
         # per (group, tile): the NoC instructions still to read the tile's SPM in that group
         noc_readers: dict[tuple[int, int], int] = {}
         for op in ops:
-            if isinstance(op.ins, NOC_INSTRUCTIONS):
+            if isinstance(op.ins, NocTransfer):
                 key = (op.group, op.ins.source_tile)
                 noc_readers[key] = noc_readers.get(key, 0) + 1
         last_group: dict[int, int] = {}
@@ -748,7 +748,7 @@ class _Simulation:
             unfinished[op.tile] -= 1
             if unfinished[op.tile] == 0:
                 current[op.tile] = None
-            if isinstance(op.ins, NOC_INSTRUCTIONS):
+            if isinstance(op.ins, NocTransfer):
                 noc_readers[(op.group, op.ins.source_tile)] -= 1
             left_in_epoch[epochs[op.group]] -= 1
             while done_epochs < len(left_in_epoch) and left_in_epoch[done_epochs] == 0:
