@@ -23,11 +23,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     AnyTensorType,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    LocationAttr,
     StringAttr,
     TensorType,
     f64,
@@ -111,6 +113,8 @@ def dense_attr_field():
 
 def to_attr(kind: str, value: Any) -> Attribute:
     """The IR attribute of a Python value of the given kind."""
+    if kind == "int" and type(value) is int:  # the most frequent: group ids and tags
+        return _scalar_attr(kind, value)
     if kind == "ints":
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     if kind == "floats":
@@ -244,6 +248,14 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
             if name not in self.attributes:
                 self.attributes[name] = value
         super(IRDLOperation, self).__post_init__()
+
+    @classmethod
+    def create(cls, *, location: LocationAttr | None = None, **fields: Any):
+        """xDSL's Operation.create, at the unknown location unless one is given: xDSL
+        looks its default up with an import statement for every op it creates, which
+        costs a twentieth of making a group, a load or a store."""
+        return super().create(location=UNKNOWN_LOC if location is None else location,
+                              **fields)
 
     @classmethod
     def make(
