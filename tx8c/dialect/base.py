@@ -293,6 +293,8 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         """The IR attributes of Python attribute `values` (as `make` takes them: the
         common ones may be given as IR attributes, a layout_str as a str; None values are
         left out)."""
+        if not values:  # GroupOp.wrap's groups: no sets to build
+            return {}
         unknown = set(values) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
         if unknown:
             raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
@@ -415,8 +417,8 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
         first = (self.operands or self.results)[0]  # only its shape matters
-        shape = first.type.get_shape()
-        batch = shape[0] if shape else 1
+        dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
+        batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"
 
     def is_broadcast(self) -> bool:
