@@ -12,6 +12,7 @@ imports (passes never import other passes) or in a copy per pass:
   `aligned_along`, `channel_vector`, `masked`, `stack_along`;
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`, `function_bodies`, `is_compute_op` (what belongs in a group);
+  `body_and_terminator` and `move_to_end` (reordering the ops of a block);
 - constant sources (ops whose values depend on nothing at run time, Constant and
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
@@ -41,7 +42,7 @@ op through the op's own class, never by importing an op class.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -291,10 +292,37 @@ def is_constant_source(op: Operation) -> bool:
 def is_compute_op(op: Operation) -> bool:
     """A tx8be op that runs as a step of the program and so belongs in a group: not a
     constant source, not a terminator, not an op with regions (a Group)."""
-    return (
-        op.dialect_name() == "tx8be" and not op.regions and not is_constant_source(op)
-        and not op.has_trait(IsTerminator)
-    )
+    return _tx8be_step_class(type(op)) and not op.regions and not is_constant_source(op)
+
+
+@cache
+def _tx8be_step_class(cls: type[Operation]) -> bool:
+    """Ops of `cls` are tx8be ops and not terminators (what is_compute_op knows from the
+    class alone: the grouping passes ask it of every op, and the trait lookup costs
+    microseconds)."""
+    return cls.dialect_name() == "tx8be" and not cls.has_trait(IsTerminator)
+
+
+def body_and_terminator(block: Block) -> tuple[list[Operation], Operation | None]:
+    """The ops of `block` in order without its terminator, and the terminator (None when
+    the block does not end with one)."""
+    ops = list(block.ops)
+    if ops and ops[-1].has_trait(IsTerminator):
+        return ops[:-1], ops[-1]
+    return ops, None
+
+
+def move_to_end(block: Block, ops: Sequence[Operation]) -> None:
+    """Move `ops` (ops of `block`), in this order, to the end of `block`: before its
+    terminator when it has one."""
+    last = block.last_op
+    terminator = last if last is not None and last.has_trait(IsTerminator) else None
+    for op in ops:
+        op.detach()
+        if terminator is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, terminator)
 
 
 def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:

@@ -16,12 +16,15 @@ from tx8c.dialect.types import tensor
 from tx8c.ir import parse_module
 from tx8c.ir_utils import (
     blocks_of,
+    body_and_terminator,
     channel_vector,
     constant_array,
     defining_constant,
     erase_dead_constants,
+    is_compute_op,
     is_constant,
     logical_bytes,
+    move_to_end,
     rebuilt,
     shape_of,
     sole_user,
@@ -188,3 +191,38 @@ def test_function_regions_are_blocks_too() -> None:
     block = _block()
     function = func.FuncOp("f", ([tensor([2, 3], f32)], []), Region(block))
     assert list(blocks_of(function)) == [block]
+
+
+def test_body_and_terminator_and_move_to_end_keep_the_terminator_last() -> None:
+    module = parse_module("""
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %a = tx8be.Relu %x : (tensor<2xf32>) -> tensor<2xf32>
+      %b = tx8be.Relu %x : (tensor<2xf32>) -> tensor<2xf32>
+      %c = tx8be.Add %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      func.return %c : tensor<2xf32>
+    }""")
+    block = next(iter(module.ops)).body.block
+    (a, b, c), ret = body_and_terminator(block)
+    assert isinstance(ret, func.ReturnOp)
+    move_to_end(block, [b, a, c])
+    assert list(block.ops) == [b, a, c, ret]
+    module.verify()
+    loose = _block(ReluOp.make([_block().args[0]]))  # no terminator: appended at the end
+    relu = loose.first_op
+    assert body_and_terminator(loose) == ([relu], None)
+    move_to_end(loose, [relu])
+    assert list(loose.ops) == [relu]
+
+
+def test_is_compute_op_per_op_not_only_per_class() -> None:
+    module = parse_module("""
+    func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %a = tx8be.Relu %x : (tensor<2xf32>) -> tensor<2xf32>
+      func.return %a : tensor<2xf32>
+    }""")
+    relu, ret = next(iter(module.ops)).body.block.ops
+    constant = ConstantOp.from_array(np.zeros(2, np.float32))
+    assert is_compute_op(relu)
+    assert not is_compute_op(ret)  # not tx8be
+    assert not is_compute_op(constant)  # a constant source: no operands
+    assert not is_compute_op(YieldOp.create())  # a terminator

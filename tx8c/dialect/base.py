@@ -23,11 +23,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     AnyTensorType,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    LocationAttr,
     StringAttr,
     TensorType,
     f64,
@@ -111,6 +113,8 @@ def dense_attr_field():
 
 def to_attr(kind: str, value: Any) -> Attribute:
     """The IR attribute of a Python value of the given kind."""
+    if kind == "int" and type(value) is int:  # the most frequent: group ids and tags
+        return _scalar_attr(kind, value)
     if kind == "ints":
         return DenseArrayBase.from_list(i64, [int(v) for v in value])
     if kind == "floats":
@@ -246,6 +250,14 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         super(IRDLOperation, self).__post_init__()
 
     @classmethod
+    def create(cls, *, location: LocationAttr | None = None, **fields: Any):
+        """xDSL's Operation.create, at the unknown location unless one is given: xDSL
+        looks its default up with an import statement for every op it creates, which
+        costs a twentieth of making a group, a load or a store."""
+        return super().create(location=UNKNOWN_LOC if location is None else location,
+                              **fields)
+
+    @classmethod
     def make(
         cls,
         operands: Sequence[SSAValue],
@@ -281,6 +293,8 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         """The IR attributes of Python attribute `values` (as `make` takes them: the
         common ones may be given as IR attributes, a layout_str as a str; None values are
         left out)."""
+        if not values:  # GroupOp.wrap's groups: no sets to build
+            return {}
         unknown = set(values) - set(cls.ATTR_KINDS) - set(COMMON_ATTRS)
         if unknown:
             raise TypeError(f"{cls.name} has no attribute(s) {sorted(unknown)}")
@@ -403,8 +417,8 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
         first = (self.operands or self.results)[0]  # only its shape matters
-        shape = first.type.get_shape()
-        batch = shape[0] if shape else 1
+        dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
+        batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"
 
     def is_broadcast(self) -> bool:

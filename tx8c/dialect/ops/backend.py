@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     AnyTensorType,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -433,18 +434,15 @@ class GroupOp(Tx8beOp):
                 if after:
                     readers_after[r] = after
         outputs = list(readers_after)
+        after_last = ops[-1].next_op
+        # The body is filled before the group is placed: attaching an op to a block checks
+        # that the op does not contain it, a walk up the block's parents, which is short
+        # while the body is not yet inside the group, the function and the module.
         body = Block(arg_types=[v.type for v in inputs])
-        group = cls.create(
-            operands=inputs,
-            result_types=[r.type for r in outputs],
-            attributes=cls.ir_attributes(attrs),
-            regions=[Region(body)],
-        )
-        block.insert_op_before(group, ops[0])
         for op in ops:
             op.detach()
             body.add_op(op)
-        body.add_op(YieldOp.create(operands=outputs))
+        body.add_op(YieldOp.create(operands=outputs, location=UNKNOWN_LOC))
         # Rewire through the ops' own operands and the outputs' uses, never through all
         # uses of an input: a value read by thousands of ops (a shared weight) would make
         # wrapping each of them cost as much as all of them.
@@ -456,6 +454,16 @@ class GroupOp(Tx8beOp):
                 for index, value in enumerate(reader.operands):
                     if value in argument:
                         reader.operands[index] = argument[value]
+        group = cls.create(
+            operands=inputs,
+            result_types=[r.type for r in outputs],
+            attributes=cls.ir_attributes(attrs),
+            regions=[Region(body)],
+        )
+        if after_last is None:
+            block.add_op(group)
+        else:
+            block.insert_op_before(group, after_last)
         for value, result in zip(outputs, group.results, strict=True):
             result.name_hint = value.name_hint
             for reader, index in readers_after[value]:

@@ -110,12 +110,14 @@ anew."""
 def lone_channel_norm(group: GroupOp) -> ChannelNormOp | None:
     """The ChannelNorm of a sliced group that is exactly LoadVar -> ChannelNorm ->
     StoreVar of its one input to its one result, else None."""
-    ops = list(group.block.ops)
-    if group.attr("group_tag") != GroupOp.SLICED or len(ops) != 4 or len(group.operands) != 1:
+    load = group.block.first_op  # the op kinds first: most groups fail there, cheaply
+    norm = load.next_op if isinstance(load, LoadVarOp) else None
+    if not isinstance(norm, ChannelNormOp):
         return None
-    load, norm, store, _ = ops
-    if not (isinstance(load, LoadVarOp) and isinstance(norm, ChannelNormOp)
-            and isinstance(store, StoreVarOp)):
+    store = norm.next_op
+    if not isinstance(store, StoreVarOp) or store.next_op is not group.block.last_op:
+        return None
+    if group.attr("group_tag") != GroupOp.SLICED or len(group.operands) != 1:
         return None
     chained = (load.operands[0] is group.block.args[0] and norm.operands[0] is load.results[0]
                and store.operands[0] is norm.results[0]

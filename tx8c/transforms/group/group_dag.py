@@ -50,13 +50,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
 
 from tx8c.analysis.group_dag import group_graph, layers
 from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
-from tx8c.ir_utils import function_bodies, is_compute_op
+from tx8c.ir_utils import function_bodies, is_compute_op, move_to_end
 
 
 @dataclass(frozen=True)
@@ -75,13 +74,7 @@ def place_barriers(block: Block) -> None:
     layer = layers(readers)
     order = sorted(range(len(groups)), key=lambda i: (-layer[i], i))
     if order != sorted(order):
-        terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
-        for i in order:
-            groups[i].detach()
-            if terminator is None:
-                block.add_op(groups[i])
-            else:
-                block.insert_op_before(groups[i], terminator)
+        move_to_end(block, [groups[i] for i in order])
     _renumber([groups[i] for i in order])
     last_of_layer = {layer[i]: i for i in order}
     for i, group in enumerate(groups):

@@ -48,7 +48,7 @@ from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 
 from tx8c.dialect.attrs import DevAttr, LayoutMode
@@ -68,11 +68,18 @@ class GroupLdStPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in function_bodies(op):
+            loaded: dict[SSAValue, dict[str, Attribute]] = {}
             for group in group_ops(block):
-                insert_loads_and_stores(group)
+                insert_loads_and_stores(group, loaded)
 
 
-def insert_loads_and_stores(group: GroupOp) -> None:
+def insert_loads_and_stores(
+    group: GroupOp, loaded: dict[SSAValue, dict[str, Attribute]] | None = None
+) -> None:
+    """The loads, stores and tag of `group` (module docstring). `loaded` remembers the
+    LoadVar attributes of each value loaded so far: a value that several groups read
+    gets the same ones in each, computed once."""
+    loaded = {} if loaded is None else loaded
     body = group.block
     terminator = body.last_op
     residency = _Residency(terminator)
@@ -81,7 +88,10 @@ def insert_loads_and_stores(group: GroupOp) -> None:
     for arg in body.args:
         uses = [use for use in arg.uses if residency.use_needs_spm(use)]
         if uses:
-            load = _move(LoadVarOp, arg, group)
+            value = group.operands[arg.index]  # outside: the one stored in DDR
+            if value not in loaded:
+                loaded[value] = _move_attributes(value)
+            load = _move(LoadVarOp, arg, loaded[value])
             body.insert_op_before(load, first)
             for use in uses:
                 use.operation.operands[use.index] = load.results[0]
@@ -91,7 +101,7 @@ def insert_loads_and_stores(group: GroupOp) -> None:
         if not residency.in_spm(value):
             continue
         if value not in stores:
-            stores[value] = _move(StoreVarOp, value, group)
+            stores[value] = _move(StoreVarOp, value, _move_attributes(value))
             body.insert_op_before(stores[value], terminator)
         terminator.operands[index] = stores[value].results[0]
         moved = True
@@ -141,25 +151,22 @@ class _Residency:
         return self._in_spm[value]
 
 
-def _move(cls: type[LoadVarOp | StoreVarOp], value: SSAValue, group: GroupOp) -> Operation:
-    """A LoadVar or StoreVar of `value`, in the layout `value` is stored in (its result
+def _move(
+    cls: type[LoadVarOp | StoreVarOp], value: SSAValue, attributes: dict[str, Attribute]
+) -> Operation:
+    """A LoadVar or StoreVar of `value` with `attributes` (`_move_attributes`; its result
     type is its operand's: no shape inference needed)."""
-    return cls.create(
-        operands=[value],
-        result_types=[value.type],
-        attributes={
-            "layout_str": to_attr("str", _layout_of(value, group)),
-            "dev_info": _dev_info(stored_layout(value)),
-        },
-    )
+    return cls.create(operands=[value], result_types=[value.type], attributes=attributes)
 
 
-def _layout_of(value: SSAValue, group: GroupOp) -> str:
-    """The layout_str of `value`; a body argument has its group operand's."""
-    if isinstance(value, BlockArgument) and isinstance(value.owner, Block) \
-            and value.owner.parent_op() is group:
-        return value_layout(group.operands[value.index])
-    return value_layout(value)
+def _move_attributes(value: SSAValue) -> dict[str, Attribute]:
+    """The layout_str and dev_info of a move of `value` (the value stored in DDR for a
+    load, the value in SPM for a store): its layout, and the memory layout it is stored
+    in."""
+    return {
+        "layout_str": to_attr("str", value_layout(value)),
+        "dev_info": _dev_info(stored_layout(value)),
+    }
 
 
 @cache

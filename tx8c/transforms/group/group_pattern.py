@@ -60,7 +60,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator
 
 from tx8c.analysis.group_patterns import (
     DEFAULT_MODE,
@@ -71,7 +70,13 @@ from tx8c.analysis.group_patterns import (
 )
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.interfaces import OpAttr
-from tx8c.ir_utils import function_bodies, is_compute_op, pull_constant_sources
+from tx8c.ir_utils import (
+    body_and_terminator,
+    function_bodies,
+    is_compute_op,
+    move_to_end,
+    pull_constant_sources,
+)
 
 
 @dataclass(frozen=True)
@@ -93,10 +98,11 @@ class GroupPatternPass(ModulePass):
 
 def group_matches(block: Block, automaton: Automaton) -> list[GroupOp]:
     """Group the matches of `automaton` among the top-level ops of `block`."""
-    nodes = [op for op in block.ops if not op.has_trait(IsTerminator)]
+    nodes, _ = body_and_terminator(block)
     graph, successors = match_graph(nodes, automaton.kinds)
     choice = choose_matches(graph, successors, automaton)
-    _reorder(block, [nodes[i] for i in choice.order])
+    if choice.order != sorted(choice.order):  # a match had to move ahead of an op
+        move_to_end(block, [nodes[i] for i in choice.order])
     place = {node: k for k, node in enumerate(choice.order)}
     return [
         GroupOp.wrap(pull_constant_sources([nodes[i] for i in sorted(m.ops, key=place.get)]))
@@ -151,15 +157,3 @@ def _op_attr(op: Operation, cache: dict[Operation, OpAttr]) -> OpAttr:
         cache[op] = op.query_op_attr()
     return cache[op]
 
-
-def _reorder(block: Block, order: list[Operation]) -> None:
-    """Put the ops of `block` in `order` (the terminator stays last)."""
-    if [op for op in block.ops if not op.has_trait(IsTerminator)] == order:
-        return
-    terminator = block.last_op if block.last_op.has_trait(IsTerminator) else None
-    for op in order:
-        op.detach()
-        if terminator is None:
-            block.add_op(op)
-        else:
-            block.insert_op_before(op, terminator)
