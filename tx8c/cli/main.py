@@ -358,6 +358,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
         dma_conversions=getattr(args, "dma_conversions", True),
+        jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
     )
 
@@ -835,6 +836,10 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")
+    p.add_argument("-j", "--jobs", type=non_negative_int, default=0, metavar="N",
+                   help="processes searching the groups' slicing plans side by side "
+                   "(default 0: as many as the cores available; the output does not "
+                   "depend on it)")
     p.add_argument("--verify-each-pass", action="store_true",
                    help="verify the IR after every pass (finds the pass that breaks it; "
                    "by default it is verified once, after the last pass)")

@@ -862,18 +862,17 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     buffers = []
     for v, (last, copies, every) in zip(values, rotations, strict=True):
         producer = task_of[v.node]
-        per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
-        runs = 0
-        for step in range(0, unroll, every):
-            begin = (step + producer.stage) * period + starts[v.node]
+        # per run at `step`: live from step * period + begin to step * period + finish
+        begin = producer.stage * period + starts[v.node]
+        if last == producer.stage and every == 1:  # read within the producer's frame
             readers = [u for u in v.readers if u in task_of] or [v.node]
-            last_step = step + every - 1
-            if last == producer.stage and every == 1:  # read within the producer's frame
-                finish = (step + last) * period + max(ends[u] for u in readers)
-            else:  # read in a later frame: live until that frame ends
-                finish = (last_step + last + 1) * period
-            per_copy[runs % copies].append((begin, max(finish, begin + 1)))
-            runs += 1
+            finish = last * period + max(ends[u] for u in readers)
+        else:  # read in a later frame: live until that frame ends
+            finish = (every + last) * period
+        finish = max(finish, begin + 1)
+        per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
+        for run, step in enumerate(range(0, unroll, every)):
+            per_copy[run % copies].append((step * period + begin, step * period + finish))
         for c, live in enumerate(per_copy):
             if live:
                 buffers.append(Buffer(f"{v.name}#{c}", v.size, tuple(_merge(live))))
