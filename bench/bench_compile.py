@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from tx8c.pipeline import CompileOptions, pipeline_stages  # noqa: E402
 
-PHASES = ["import", "midend", "layout", "constants", "grouping", "slicing", "ddr", "lower",
-          "write-constants", "simulate", "report", "write-ir", "write-program"]
+PHASES = ["import", "midend", "layout", "constants", "grouping", "slicing", "ddr",
+          "write-constants", "lower", "report", "write-ir", "write-program", "simulate"]
 SHOWN = ["wall", "cpu", "to consts", *PHASES, "rest", "peak MB"]
 
 
