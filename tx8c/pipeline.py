@@ -47,6 +47,10 @@ class CompileOptions:
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
+    jobs: int = 0
+    """Worker processes of the slicing search (group-cost's `jobs`): distinct groups are
+    searched side by side; 0 means as many as the cores available. The plans, and so
+    every output, do not depend on it."""
     verify_each_pass: bool = False
     """Verify the module after every pass (`--verify-each-pass`; `tx8c compare` and the
     tests turn it on) instead of once after the last pass (see `run_pipeline`)."""
@@ -54,6 +58,8 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.opt_level not in (0, 1):
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
+        if self.jobs < 0:
+            raise Tx8Error(f"--jobs must be >= 0 (0: as many as the cores), got {self.jobs}")
         if self.regroup < 0:
             raise Tx8Error(f"--regroup must be >= 0 (a window of groups), got {self.regroup}")
         from tx8c.analysis.layout_problem import STRATEGIES
@@ -146,7 +152,7 @@ def grouping_spec(options: CompileOptions) -> list[str]:
 
 def slicing_spec(options: CompileOptions) -> list[str]:
     """The slicing stage (seed 003 GroupCost): every group's plan."""
-    return ["group-cost"]
+    return [f"group-cost{{jobs={options.jobs}}}" if options.jobs else "group-cost"]
 
 
 def ddr_spec(options: CompileOptions) -> list[str]:

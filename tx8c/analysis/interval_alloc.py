@@ -34,6 +34,9 @@ import heapq
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
 
 from tx8c.errors import Tx8Error
 
@@ -90,31 +93,50 @@ def aligned(size: int, align: int) -> int:
 
 
 def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
-    """The largest total of aligned sizes live at one instant (the lower bound)."""
-    events: list[tuple[int, int]] = []
-    for b in buffers:
-        size = aligned(b.size, align)
-        for start, end in b.live:
-            if end > start:
-                events.append((start, size))
-                events.append((end, -size))
-    events.sort()  # at one instant, ends (negative) come before starts
-    live = best = 0
-    for _, delta in events:
-        live += delta
-        best = max(best, live)
-    return best
+    """The largest total of aligned sizes live at one instant (the lower bound): a sweep
+    over the intervals' ends and starts, ends first at one instant (the intervals are
+    half-open), done with numpy (a buffer unrolled over many steps has tens of
+    thousands of intervals)."""
+    owner, starts, ends = _intervals(buffers)
+    if not len(owner):
+        return 0
+    sizes = np.array([aligned(b.size, align) for b in buffers], dtype=np.int64)[owner]
+    times = np.concatenate([starts, ends])
+    deltas = np.concatenate([sizes, -sizes])
+    live = np.cumsum(deltas[np.lexsort((deltas, times))])
+    return max(0, int(live.max()))
 
 
 def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
-    """For each buffer, the indices of the buffers live at the same time as it (a sweep
-    over interval starts)."""
-    intervals = sorted(
-        (start, end, i) for i, b in enumerate(buffers) for start, end in b.live if end > start
-    )
+    """For each buffer, the indices of the buffers live at the same time as it: two
+    buffers conflict when one of their (half-open, non-empty) intervals overlap, that
+    is when they cover a common elementary segment between consecutive interval
+    boundaries. With many intervals (a buffer unrolled over many steps) numpy computes
+    it: per buffer the segments it covers, then a product counts the segments each pair
+    shares; with few, a sweep over the interval starts."""
+    owner, starts, ends = _intervals(buffers)
+    if len(owner) < SWEEP_BELOW:
+        return _swept_conflicts(buffers, owner, starts, ends)
+    points = np.sort(np.concatenate([starts, ends]))  # repeated points: empty segments
+    edges = np.zeros((len(buffers), len(points) + 1), dtype=np.int32)
+    np.add.at(edges, (owner, np.searchsorted(points, starts)), 1)
+    np.add.at(edges, (owner, np.searchsorted(points, ends)), -1)
+    covered = (np.cumsum(edges, axis=1) > 0).astype(np.float32)
+    shared = covered @ covered.T  # segments in common (exact: fewer than 2**24)
+    shared[np.diag_indices_from(shared)] = 0
+    return [set(np.flatnonzero(row).tolist()) for row in shared]
+
+
+SWEEP_BELOW = 128  # intervals: below, numpy's per-call overhead exceeds a Python sweep
+
+
+def _swept_conflicts(buffers: Sequence[Buffer], owner: np.ndarray, starts: np.ndarray,
+                     ends: np.ndarray) -> list[set[int]]:
+    """`conflicts` by a sweep over the interval starts (for few intervals)."""
     neighbours: list[set[int]] = [set() for _ in buffers]
     active: list[tuple[int, int]] = []  # (end, buffer) of intervals still open
-    for start, end, i in intervals:
+    for start, end, i in sorted(zip(starts.tolist(), ends.tolist(), owner.tolist(),
+                                    strict=True)):
         while active and active[0][0] <= start:
             heapq.heappop(active)
         for _, j in active:
@@ -123,6 +145,17 @@ def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
                 neighbours[j].add(i)
         heapq.heappush(active, (end, i))
     return neighbours
+
+
+def _intervals(buffers: Sequence[Buffer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-empty live intervals of `buffers` as arrays: owner index, start, end."""
+    counts = [len(b.live) for b in buffers]
+    flat = np.fromiter(chain.from_iterable(chain.from_iterable(b.live for b in buffers)),
+                       dtype=np.int64, count=2 * sum(counts))
+    starts, ends = flat[0::2], flat[1::2]
+    owner = np.repeat(np.arange(len(buffers), dtype=np.int64), counts)
+    kept = ends > starts
+    return owner[kept], starts[kept], ends[kept]
 
 
 def clique_bound(buffers: Sequence[Buffer], neighbours: list[set[int]], align: int = 1,

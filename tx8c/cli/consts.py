@@ -32,11 +32,12 @@ BIN_FILE = "consts.bin"
 INDEX_FILE = "consts.json"
 
 
-def write_constants(out: OutputDir, module: ModuleOp, opt_ddr: bool) -> dict[str, Any]:
-    """Stage `consts.bin` (written piece by piece at commit) and `consts.json` in `out`,
-    make `module` name them, and return the index (its sha256 fields are filled when
-    consts.bin is written)."""
-    container = module_container(module) or ConstContainer()
+def write_constants(out: OutputDir, module: ModuleOp, container: ConstContainer | None,
+                    opt_ddr: bool) -> dict[str, Any]:
+    """Stage `consts.bin` (written piece by piece when `out` writes it) and `consts.json`
+    in `out`, make `module` name them, and return the index (its sha256 fields are filled
+    when consts.bin is written). `container`: the module's (`module_container`)."""
+    container = container or ConstContainer()
     index = container.image_index(opt_ddr, BIN_FILE)
 
     def write_bin(f) -> None:

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -159,6 +160,10 @@ class OutputDir:
     command owns (e.g. "stages") to the pattern of the file names it writes there; such a
     sub-directory is replaced whole at commit (and removed when this run writes nothing
     into it), but only if every file in the old one matches the pattern.
+
+    `write_ahead()` writes the files added so far into the staging directory in a
+    background thread while the command goes on; `discard()` (the command failed) waits
+    for it and removes everything staged.
     """
 
     def __init__(self, path: str | Path, inputs: Iterable[str | Path] = (),
@@ -168,6 +173,12 @@ class OutputDir:
         self.inputs = [Path(p) for p in inputs]
         self.subdirs = {name: re.compile(pattern) for name, pattern in (subdirs or {}).items()}
         self.files: dict[str, str | bytes | Callable[[BinaryIO], None]] = {}
+        self._staging: Path | None = None
+        self._new = False  # the output directory did not exist when staging began
+        self._created: list[Path] = []  # parent directories made for the staging
+        self._written = 0  # files staged so far (in the order they were added)
+        self._ahead: threading.Thread | None = None
+        self._ahead_error: BaseException | None = None
 
     def add(self, relative: str, data: str | bytes | Callable[[BinaryIO], None]) -> None:
         """Stage a file: text (UTF-8), bytes, or a writer called with the open binary
@@ -213,20 +224,82 @@ class OutputDir:
                 "directory on every run. Move them or give another output directory with -o."
             )
 
+    # -- write ahead -----------------------------------------------------------------
+    def write_ahead(self) -> None:
+        """Start writing the files added so far into the staging directory, in a
+        background thread, while the command goes on (tx8c compile: consts.bin, hundreds
+        of megabytes, while it lowers and simulates); `commit` waits for it, `discard`
+        removes what it wrote. Files added later are written at `commit`."""
+        self._join_ahead()
+        self._staging_dir()
+        files = self._unwritten()  # taken here: the main thread goes on adding files
+        self._ahead = threading.Thread(target=self._write_ahead, args=(files,), daemon=True,
+                                       name="tx8c-write-ahead")
+        self._ahead.start()
+
+    def _write_ahead(self, files) -> None:
+        try:
+            self._stage(files)
+        except BaseException as e:  # raised again by the main thread, at commit
+            self._ahead_error = e
+
+    def _join_ahead(self) -> None:
+        if self._ahead is not None:
+            self._ahead.join()
+            self._ahead = None
+        if self._ahead_error is not None:
+            error, self._ahead_error = self._ahead_error, None
+            raise error
+
+    def discard(self) -> None:
+        """The command failed: wait for a write ahead, then remove the staging directory
+        and the parents made for it (the output directory is left as it was)."""
+        if self._ahead is not None:
+            self._ahead.join()
+            self._ahead = None
+        self._ahead_error = None
+        if self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            _remove_created(self._created)
+            self._staging, self._created, self._written = None, [], 0
+
     # -- commit ----------------------------------------------------------------------
     def commit(self) -> None:
         """Write every staged file; on failure nothing new is left and nothing old is
         changed (up to the final renames, each of which is atomic)."""
-        self.check()
-        if not self.path.exists():
-            self._commit_new()
-        else:
-            self._commit_existing()
+        try:
+            self._join_ahead()
+            self.check()
+            self._staging_dir()
+            self._stage(self._unwritten())
+            if self._new:
+                os.chmod(self._staging, _dir_mode())
+                self._staging.rename(self.path)
+                self._staging = None
+            else:
+                self._move_into_place(self._staging)
+            self._created = []  # they hold the output now
+        finally:
+            self.discard()
 
-    def _stage(self, root: Path) -> None:
+    def _staging_dir(self) -> Path:
+        """The staging directory (made on first use): beside a new output directory,
+        renamed into its place at commit; inside an existing one, its files moved."""
+        if self._staging is None:
+            self._new = not self.path.exists()
+            parent = self.path.parent if self._new else self.path
+            self._created = _make_parents(parent)
+            self._staging = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=parent))
+        return self._staging
+
+    def _unwritten(self) -> list[tuple[str, str | bytes | Callable[[BinaryIO], None]]]:
+        return list(self.files.items())[self._written:]
+
+    def _stage(self, files) -> None:
+        """Write `files` (the next ones not written yet) into the staging directory."""
         mode = _file_mode()
-        for relative, data in self.files.items():
-            target = root / relative
+        for relative, data in files:
+            target = self._staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             if callable(data):
                 with open(target, "wb") as f:
@@ -236,26 +309,7 @@ class OutputDir:
             else:
                 target.write_bytes(data)
             os.chmod(target, mode)
-
-    def _commit_new(self) -> None:
-        created = _make_parents(self.path.parent)
-        staging = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.path.parent))
-        try:
-            self._stage(staging)
-            os.chmod(staging, _dir_mode())
-            staging.rename(self.path)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            _remove_created(created)
-            raise
-
-    def _commit_existing(self) -> None:
-        staging = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.path))
-        try:
-            self._stage(staging)
-            self._move_into_place(staging)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._written += 1
 
     def _move_into_place(self, staging: Path) -> None:
         for name in self.subdirs:  # replace owned sub-directories whole

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tx8c.cli.background import Background
 from tx8c.cli.common import ArgumentParser, run_reporting_errors
 from tx8c.cli.consts import (
     BIN_FILE,
@@ -49,6 +50,8 @@ PROGRAM_FILE = "program.json"
 BACKENDS = ("reference", "cmodel", "cmodelv2", "c")
 C_DIR = "c"
 """Where `run --backend c` writes, builds and runs the C program (inside OUT/)."""
+COMPILE_FILES = ["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE]
+"""The files `tx8c compile` writes in OUT/ (and report.html with --report)."""
 STAGE_FILE = r"\d{2,}-[A-Za-z0-9_.-]+\.mlir"
 """The names of the stage dumps in OUT/stages (nothing else is ever written there)."""
 
@@ -64,14 +67,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    from tx8c.const_container import module_container
     from tx8c.frontend.onnx.loader import parse_input_shapes
     from tx8c.ir import print_module
-    from tx8c.pipeline import pipeline_spec
 
     progress = Progress(args.quiet or args.json)
-    planned = ["model.mlir", "report.json", PROGRAM_FILE, BIN_FILE, INDEX_FILE]
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
-                    planned=planned + (["report.html"] if args.report else []))
+                    planned=COMPILE_FILES + (["report.html"] if args.report else []))
     out.check()
     target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
@@ -86,15 +88,37 @@ def _compile(args: argparse.Namespace) -> int:
         if args.dump_ir_after_all:
             stages.append((name, print_module(module)))
 
-    records = _run_pipeline(result.module, options, progress, after_each)
-    for r in records:
-        clock.add(r.stage, r.seconds)
-    with clock("lower"):
-        program = _lower(result.module, progress)
-    with clock("write-constants"):
-        consts_index = write_constants(out, result.module, options.opt_ddr)
-    with clock("simulate"):
-        simulation = _simulation(program, result.module, progress)
+    simulation = None
+    try:
+        records = _run_pipeline(result.module, options, progress, after_each)
+        for r in records:
+            clock.add(r.stage, r.seconds)
+        with clock("write-constants"):  # written by a thread while the rest compiles
+            container = module_container(result.module)
+            consts_index = write_constants(out, result.module, container, options.opt_ddr)
+            out.write_ahead()
+        with clock("lower"):
+            program = _lower(result.module, container, progress)
+        # simulated in a child process while the texts below are made
+        simulation = Background("cmodel v2 simulation",
+                                lambda: _simulation(program, result.module))
+        _compile_outputs(args, out, result, records, options, shapes, target, program,
+                         consts_index, simulation, stages, clock, progress)
+    except BaseException:
+        if simulation is not None:
+            simulation.cancel()
+        out.discard()
+        raise
+    return 0
+
+
+def _compile_outputs(args, out, result, records, options, shapes, target, program,
+                     consts_index, simulation, stages, clock, progress) -> None:
+    """The report and the output texts of `tx8c compile`, and the commit; `simulation`
+    (a `Background`) is joined before the report needs it."""
+    from tx8c.ir import print_module
+    from tx8c.pipeline import pipeline_spec
+
     with clock("report"):
         report = {
             "model": str(args.model),
@@ -126,7 +150,7 @@ def _compile(args: argparse.Namespace) -> int:
             "program": {"groups": len(program.groups),
                         "instructions": program.instruction_count(),
                         "ddr_bytes": program.ddr_bytes},
-            "simulation": simulation,
+            "simulation": None,  # joined below
             "slicing": _slicing_report(result.module),
             "inputs": result.input_names,
             "outputs": result.output_names,
@@ -138,6 +162,9 @@ def _compile(args: argparse.Namespace) -> int:
             out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     with clock("write-program"):
         out.add(PROGRAM_FILE, program.to_json() + "\n")
+    with clock("simulate"):  # the wait for the child, what it did not overlap
+        report["simulation"], line = simulation.result()
+        progress(line)
     report["phase_seconds"] = clock.rounded()
     out.add("report.json", json.dumps(report, indent=2) + "\n")
     if args.report:
@@ -146,6 +173,7 @@ def _compile(args: argparse.Namespace) -> int:
         progress("writing report.html")
         out.add("report.html", build_report(result.module, report, target, None, progress))
     out.commit()
+    planned = COMPILE_FILES
     written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
                         + (["report.html"] if args.report else []))
     progress(f"wrote {out.path}/{{{written}}}")
@@ -153,7 +181,6 @@ def _compile(args: argparse.Namespace) -> int:
         print(_latency_line(report["slicing"], report["simulation"]))
     if args.json:
         print(json.dumps(report, indent=2))
-    return 0
 
 
 class PhaseClock:
@@ -180,25 +207,25 @@ class PhaseClock:
         return {phase: round(s, 6) for phase, s in self.seconds.items()}
 
 
-def _lower(module, progress):
-    """The Program of the compiled module (tx8c.codegen.lower)."""
+def _lower(module, container, progress):
+    """The Program of the compiled module (tx8c.codegen.lower) with its constants."""
     from tx8c.codegen.lower import lower_module
 
-    program = lower_module(module)
+    program = lower_module(module, container)
     progress(f"lowered to {program.instruction_count()} instructions")
     return program
 
 
-def _simulation(program, module, progress) -> dict:
+def _simulation(program, module) -> tuple[dict, str]:
     """The cmodel v2 timing of the Program (latency per model and group beside the
-    estimate, engine busy time)."""
+    estimate, engine busy time), and a progress line about it."""
     from tx8c.sim.cmodel_v2 import simulate, timing_report
     from tx8c.target.config import target_config
 
     timing = simulate(program, module)
-    progress(f"simulated {timing.cycles} cycles (estimate "
-             f"{sum(timing.group_estimates.values())})")
-    return timing_report(timing, target_config(module))
+    line = (f"simulated {timing.cycles} cycles (estimate "
+            f"{sum(timing.group_estimates.values())})")
+    return timing_report(timing, target_config(module)), line
 
 
 def _ddr_stats(module) -> dict:
@@ -358,6 +385,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
         dma_conversions=getattr(args, "dma_conversions", True),
+        jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
     )
 
@@ -835,6 +863,10 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")
+    p.add_argument("-j", "--jobs", type=non_negative_int, default=0, metavar="N",
+                   help="processes searching the groups' slicing plans side by side "
+                   "(default 0: as many as the cores available; the output does not "
+                   "depend on it)")
     p.add_argument("--verify-each-pass", action="store_true",
                    help="verify the IR after every pass (finds the pass that breaks it; "
                    "by default it is verified once, after the last pass)")

@@ -862,22 +862,33 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     buffers = []
     for v, (last, copies, every) in zip(values, rotations, strict=True):
         producer = task_of[v.node]
-        per_copy: list[list[tuple[int, int]]] = [[] for _ in range(copies)]
-        runs = 0
-        for step in range(0, unroll, every):
-            begin = (step + producer.stage) * period + starts[v.node]
+        # per run at `step`: live from step * period + begin to step * period + finish
+        begin = producer.stage * period + starts[v.node]
+        if last == producer.stage and every == 1:  # read within the producer's frame
             readers = [u for u in v.readers if u in task_of] or [v.node]
-            last_step = step + every - 1
-            if last == producer.stage and every == 1:  # read within the producer's frame
-                finish = (step + last) * period + max(ends[u] for u in readers)
-            else:  # read in a later frame: live until that frame ends
-                finish = (last_step + last + 1) * period
-            per_copy[runs % copies].append((begin, max(finish, begin + 1)))
-            runs += 1
-        for c, live in enumerate(per_copy):
-            if live:
-                buffers.append(Buffer(f"{v.name}#{c}", v.size, tuple(_merge(live))))
+            finish = last * period + max(ends[u] for u in readers)
+        else:  # read in a later frame: live until that frame ends
+            finish = (every + last) * period
+        finish = max(finish, begin + 1)
+        runs = range(0, unroll, every)
+        for c in range(min(copies, len(runs))):
+            mine = runs[c::copies]  # copy c serves every `copies`-th run
+            live = _periodic(mine.start * period + begin, finish - begin,
+                             mine.step * period, len(mine))
+            buffers.append(Buffer(f"{v.name}#{c}", v.size, live))
     return buffers
+
+
+def _periodic(first: int, length: int, spacing: int, count: int
+              ) -> tuple[tuple[int, int], ...]:
+    """`count` intervals of `length`, the first at `first`, `spacing` apart, merged
+    where they meet or overlap: all into one when spacing <= length (equal intervals
+    equally spaced: if one meets the next, every one does), else none."""
+    if spacing <= length:
+        return ((first, first + (count - 1) * spacing + length),)
+    stop = first + count * spacing
+    return tuple(zip(range(first, stop, spacing), range(first + length, stop + length,
+                                                          spacing), strict=True))
 
 
 def _stretch(unroll: int, steps: int, rotations) -> int:
@@ -903,16 +914,6 @@ def accumulating(cand: Candidate) -> tuple[int, int] | None:
     if cand.reduce is None or math.prod(cand.reduce.split) <= 1:
         return None
     return cand.reduce.node, math.prod(cand.reduce.split)
-
-
-def _merge(intervals):
-    out = []
-    for a, b in sorted(intervals):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def frame_times(spec, ts):

@@ -1,0 +1,107 @@
+"""What `tx8c compile` does beside its main line: consts.bin written ahead by a thread
+(`OutputDir.write_ahead`, removed by `discard` when the command fails) and the cmodel
+v2 simulation in a forked child (`tx8c.cli.background.Background`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import onnx
+import pytest
+
+import tx8c.cli.main as cli
+from examples.make_models import MODELS
+from tx8c.cli.background import Background, BackgroundError
+from tx8c.cli.files import TEMP_PREFIX, OutputDir
+from tx8c.errors import Tx8Error
+
+
+def test_the_child_returns_its_value() -> None:
+    assert Background("sum", lambda: {"total": sum(range(10))}).result() == {"total": 45}
+
+
+def test_a_user_error_in_the_child_is_raised_as_it_was() -> None:
+    def fails():
+        raise Tx8Error("bad model: node n0")
+
+    with pytest.raises(Tx8Error, match="^bad model: node n0$"):
+        Background("check", fails).result()
+
+
+def test_a_bug_in_the_child_is_an_error_with_its_traceback() -> None:
+    with pytest.raises(BackgroundError, match="ZeroDivisionError"):
+        Background("divide", lambda: 1 // 0).result()
+
+
+def test_a_child_that_dies_is_an_error_naming_the_work_not_a_hang() -> None:
+    with pytest.raises(BackgroundError, match="cmodel v2 simulation.*SIGKILL"):
+        Background("cmodel v2 simulation", lambda: os.kill(os.getpid(), 9)).result()
+
+
+def test_a_cancelled_child_is_reaped() -> None:
+    work = Background("sleep", lambda: __import__("time").sleep(60))
+    pid = work._pid
+    work.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(TEMP_PREFIX))
+
+
+def test_files_written_ahead_are_committed_with_the_rest(tmp_path: Path) -> None:
+    out = OutputDir(tmp_path / "new" / "out")
+    out.add("big.bin", lambda f: f.write(b"x" * 100_000))
+    out.add("index.json", "{}")
+    out.write_ahead()
+    out.add("model.mlir", "module {}")
+    out.commit()
+    assert (tmp_path / "new" / "out" / "big.bin").read_bytes() == b"x" * 100_000
+    assert (tmp_path / "new" / "out" / "model.mlir").read_text() == "module {}"
+    assert _leftovers(tmp_path / "new") == []
+
+
+def test_a_discarded_write_ahead_leaves_nothing(tmp_path: Path) -> None:
+    out = OutputDir(tmp_path / "a" / "b" / "out")
+    out.add("big.bin", b"y" * 1000)
+    out.write_ahead()
+    out.discard()
+    assert list(tmp_path.iterdir()) == []  # no staging, no parents made for it
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "model.mlir").write_text("before")
+    out = OutputDir(old)
+    out.add("model.mlir", "after")
+    out.write_ahead()
+    out.discard()
+    assert sorted(p.name for p in old.iterdir()) == ["model.mlir"]
+    assert (old / "model.mlir").read_text() == "before"
+
+
+def test_an_error_of_the_write_ahead_is_raised_at_commit(tmp_path: Path) -> None:
+    def broken(f):
+        raise OSError("disk full")
+
+    out = OutputDir(tmp_path / "out")
+    out.add("consts.bin", broken)
+    out.write_ahead()
+    with pytest.raises(OSError, match="disk full"):
+        out.commit()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    model = tmp_path / "cnn.onnx"
+    onnx.save(MODELS["residual_cnn"](), model)
+
+    def lowering_fails(*_):
+        raise Tx8Error("lowering failed on purpose")
+
+    monkeypatch.setattr(cli, "_lower", lowering_fails)
+    assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"),
+                     "--quiet"]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
