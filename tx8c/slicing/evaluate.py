@@ -34,9 +34,12 @@ and stores or a hoisted weight fills the pipeline, and the closed form missed bo
 is read from DDR once and multicast to the other k - 1 tiles over the NoC, as the
 lowering does (`tx8c.codegen.lower`). The estimate's tile stands for a source: the
 load streams among `sources` streams of the chip (the distinct windows) instead of one
-per busy tile, and a NoC task on the noc lane - what the delivery to the farthest
-destination adds after the read (`cost.multicast_done`) - comes between the load and
-its readers. Tiles are
+per busy tile, and a NoC task on the noc lane - the delivery to the farthest
+destination - comes between the load and its readers. It follows the read as cmodel v2
+times a NocCopy (`cost.multicast_done`): it streams the window over the NoC from when
+both the read began and its lane is free, ends no sooner than the hops after the read,
+and the deliveries of consecutive steps queue on the noc lane (a window the NoC moves
+slower than the DDR reads it sets the period). Tiles are
 grouped by their whole share's window of the load (the lowering matches step by step:
 equal shares give equal steps); windows that only overlap (halos) stay separate loads.
 
@@ -78,6 +81,7 @@ from tx8c.target.cost import (
     ddr_bytes_per_cycle,
     mesh_hops,
     multicast_done,
+    noc_multicast_cycles,
     noc_transfer_cycles,
 )
 from tx8c.target.mem_layout import byte_size
@@ -103,7 +107,11 @@ class Task:
     one per distinct window); 0: every busy tile."""
     delivers: bool = False
     """A noc task that delivers the multicast load `node` (it runs with its load, not
-    after the last piece as a reduction's does)."""
+    after the last piece as a reduction's does). It follows the load the way cmodel v2
+    times a NocCopy (`cost.multicast_done`): `cycles` is the NoC moving the window
+    alone, which streams from when both the read and the destination are ready; the
+    last bytes arrive `hops * noc_hop_cycles` (`tail`) after the read ends."""
+    tail: int = 0
 
 
 class Rejected(Exception):
@@ -454,31 +462,29 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
         took = cycles(work, config, streaming_tiles=split.tiles)
         ddr = sum(t.ddr for t in work.transfers) and took.cycles - config.dma_setup_cycles \
             * len(work.transfers)
-        sources, deliver = _multicast_pays(n.index, work, took.cycles, split, config)
+        sources, hops, nbytes = _multicast_pays(n.index, work, took.cycles, split, config)
         out.append(Task(n.index, lanes[n.index], took.cycles, split.counts[n.index], 0,
                         max(0, ddr), sources))
         if sources:
-            out.append(Task(n.index, "noc", deliver, split.counts[n.index], 0,
-                            delivers=True))
+            out.append(Task(n.index, "noc", noc_multicast_cycles(nbytes, hops, config),
+                            split.counts[n.index], 0, delivers=True,
+                            tail=hops * config.noc_hop_cycles))
     return tuple(out), lanes
 
 
 def _multicast_pays(node: int, work, alone: int, split: Split, config: TX8Config
-                    ) -> tuple[int, int]:
-    """(streams, cycles of the NoC delivery) when the load `node` is multicast, else
-    (0, 0): a load shared by several tiles is multicast when its DMA at the multicast's
-    share of the DDR plus the delivery is shorter than the DMA at every tile's share
-    (`alone`): a small window, whose DMA is mostly setup, loses the delivery's setup
-    and hops."""
+                    ) -> tuple[int, int, int]:
+    """(streams, mesh hops, bytes) of the NoC delivery when the load `node` is
+    multicast, else (0, 0, 0): a load shared by several tiles is multicast when its
+    delivery (`cost.multicast_done`, cut-through, the destination ready when the read
+    starts) ends before the DMA at every tile's share of the DDR (`alone`): a small
+    window, whose DMA is mostly setup, loses the delivery's setup and hops."""
     sources, hops = split.multicast.get(node, (0, 0))
     if not sources:
-        return 0, 0
+        return 0, 0, 0
     shared = cycles(work, config, streaming_tiles=sources)
-    # cut-through: what the delivery adds after the read (`cost.multicast_done` with the
-    # destination ready when the read starts)
-    deliver = round(multicast_done(0, shared.cycles, 0, shared.bytes, hops, config)) \
-        - shared.cycles
-    return (sources, deliver) if shared.cycles + deliver < alone else (0, 0)
+    done = multicast_done(0, shared.cycles, 0, shared.bytes, hops, config)
+    return (sources, hops, shared.bytes) if round(done) < alone else (0, 0, 0)
 
 
 def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
@@ -653,9 +659,11 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
+    follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
     latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
     runs: dict[int, int] = {}  # node -> buffer copy index of its last run
     readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
+    overwrites: dict[int, list[int]] = {}  # multicast load -> readers its copy waited for
     for step in range(count):
         for t in order:
             if not _runs(t, step, schedule.steps, schedule.late):
@@ -663,7 +671,14 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             i = len(lane)
             need = [latest[r.node] for r in spec.nodes[t.node].inputs
                     if not r.is_input and r.node in latest]
-            if t.lane == "noc":
+            if t.delivers:  # a receiver's copy: after the source's read, into its own
+                # buffer copy once the receiver's readers of that copy are done
+                load = latest[t.node]
+                follows[i] = (load, t.tail)
+                need = [load] + [r for r in overwrites.pop(t.node, []) if r not in follows]
+                for b, _ in writes.get(t.node, ()):
+                    readers.setdefault((b, runs[t.node]), []).append(i)
+            elif t.lane == "noc":
                 need.append(latest[t.node])
             else:
                 for b, _ in home.get(t.node, ()):
@@ -674,6 +689,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                     run = step // pieces if pieces > 1 else run
                 for b, copies in writes.get(t.node, ()):
                     need += readers.pop((b, run - copies), [])
+                if t.sources:  # the receivers' copies read the source's buffer
+                    overwrites[t.node] = list(need)
                 runs[t.node] = run
             latest[t.node] = i
             lane.append(t.lane)
@@ -684,15 +701,22 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             stream.append(t.ddr)
             deps.append(need)
             streams.append(_streams(t, schedule))
-    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config)
+    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config,
+                      follows)
 
 
-def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config
+def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
+               follows: dict[int, tuple[int, int]] | None = None
                ) -> tuple[float, dict[str, float]]:
     """Run instructions on their lanes (in `key` order per lane) with their
     dependencies; a streaming instruction's `stream` cycles are at the tile's full
     DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
-    `streams[i]` tiles stream like instruction i at once."""
+    `streams[i]` tiles stream like instruction i at once. `follows[i]` = (j, tail):
+    instruction i (a multicast delivery, started once j ended) streams its `fixed`
+    cycles from when both j began and i was ready (its lane free, its other
+    dependencies done), and ends no sooner than `tail` after j
+    (`cost.multicast_done`, as cmodel v2 times a NocCopy)."""
+    follows = follows or {}
     n = len(lane)
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
@@ -707,6 +731,8 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     free = dict.fromkeys(queues, True)
     share = min(float(config.lsu_bytes_per_cycle), ddr_bytes_per_cycle(config) / tiles)
     began = [0.0] * n
+    ended = [0.0] * n
+    freed: dict[str, float] = {}  # lane -> when it last finished an instruction
     busy: dict[str, float] = {}
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
     streaming: dict[int, float] = {}
@@ -720,10 +746,19 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             pos[name] += 1
             free[name] = False
             began[i] = now
-            heapq.heappush(timers, (now + fixed[i], i))
+            heapq.heappush(timers, (_ends(i), i))
+
+    def _ends(i: int) -> float:
+        if i not in follows:
+            return now + fixed[i]
+        j, tail = follows[i]
+        ready = max([freed.get(lane[i], 0.0)] + [ended[d] for d in deps[i] if d != j])
+        return max(now, ended[j] + tail, max(began[j], ready) + fixed[i])
 
     def finish(i: int) -> None:
         nonlocal done
+        ended[i] = now
+        freed[lane[i]] = now
         free[lane[i]] = True
         busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
         for u in users[i]:
