@@ -103,8 +103,9 @@ class Task:
     """Cycles the task holds this tile's share of the DDR bandwidth (reads and writes
     share it: loads and stores of a step cannot both stream at the full rate)."""
     sources: int = 0
-    """Tiles of the chip streaming this task's DDR window at once (a multicast load:
-    one per distinct window); 0: every busy tile."""
+    """A multicast load: its distinct windows (the source tiles, which alone run its
+    DDR read; the others run its delivery: `tile_classes`); 0: every busy tile reads
+    its own."""
     delivers: bool = False
     """A noc task that delivers the multicast load `node` (it runs with its load, not
     after the last piece as a reduction's does). It follows the load the way cmodel v2
@@ -158,6 +159,11 @@ class Split:
     multicast: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Per load node whose window several tiles share: (distinct windows, mesh hops from
     a source to its farthest destination) - `multicast_loads`."""
+    senders: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Per node of `multicast`, per busy tile (in index order) the position among the
+    busy tiles of the tile whose DDR read it gets (its own: it is a source)."""
+    absent: tuple[frozenset[int], ...] = ()
+    """Per busy tile, the nodes it never runs (a piece of a Split other tiles store)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -220,34 +226,72 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
-    shared = multicast_loads(spec, cand, shares, propagate, config)
-    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared)
-
-
-def multicast_loads(spec: GroupSpec, cand: Candidate, shares, propagate, config: TX8Config
-                    ) -> dict[int, tuple[int, int]]:
-    """The loads several busy tiles make with the same window: per load node, (the
-    distinct windows, the most mesh hops from a window's source - its highest tile, the
-    lowering's choice - to another tile loading it). Empty without `noc_multicast`."""
-    if not config.noc_multicast:
-        return {}
-    loads = [n.index for n in spec.nodes if n.kind == "load"]
     busy = [t for t in shares if not t.anchor.is_empty()]
-    if not loads or len(busy) < 2:
-        return {}
-    windows = {t.index: propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy}
-    out = {}
+    windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy] \
+        if len(busy) > 1 else []
+    shared, senders = multicast_loads(spec, busy, windows, config)
+    absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
+                   for loops in windows)
+    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
+                 shared, senders, absent if any(absent) else ())
+
+
+def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
+                    ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, ...]]]:
+    """The loads several `busy` tiles (with their share's node `windows`) make with the
+    same window: per load node, (the distinct windows, the most mesh hops from a
+    window's source - its highest tile, the lowering's choice - to another tile loading
+    it)), and per such node, per busy tile, its source's position in `busy`. Empty
+    without `noc_multicast`."""
+    loads = [n.index for n in spec.nodes if n.kind == "load"]
+    if not config.noc_multicast or not loads or len(busy) < 2:
+        return {}, {}
+    out, senders = {}, {}
     for n in loads:
         sharing: dict[Window, list[int]] = {}
-        for t in busy:
-            sharing.setdefault(windows[t.index][n], []).append(t.index)
+        for t, loops in zip(busy, windows, strict=True):
+            sharing.setdefault(loops[n], []).append(t.index)
         if len(sharing) == len(busy):
             continue  # every tile loads its own window
         hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
                    for other in group)
         out[n] = (len(sharing), hops)
-    return out
+        position = {t.index: k for k, t in enumerate(busy)}
+        source = {t: position[max(group)] for group in sharing.values() for t in group}
+        senders[n] = tuple(source[t.index] for t in busy)
+    return out, senders
+
+
+@dataclass(frozen=True)
+class TileClass:
+    """Busy tiles that do the same work (`tile_classes`): how many, the nodes they never
+    run, and per multicast load they receive, the class of its source tile."""
+
+    size: int
+    absent: frozenset[int] = frozenset()
+    receives: tuple[tuple[int, int], ...] = ()
+
+
+def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
+    """The busy tiles grouped by the work they do: the nodes they never run (the pieces
+    of a Split other tiles store) and, per load in `multicast`, whether they read it
+    from DDR (the source) or receive it over the NoC. Tiles of one class run the same
+    instructions; different classes run side by side and share the DDR (`estimate`).
+    One class when every tile does the same work."""
+    senders = {n: split.senders[n] for n in multicast if n in split.senders}
+    if not senders and not split.absent:
+        return (TileClass(max(1, split.tiles)),)
+    busy = len(split.absent) if split.absent else len(next(iter(senders.values())))
+    keys = [(split.absent[k] if split.absent else frozenset(),
+             frozenset(n for n, source in senders.items() if source[k] != k))
+            for k in range(busy)]
+    order = list(dict.fromkeys(keys))
+    out = []
+    for key in order:
+        first = keys.index(key)
+        receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
+        out.append(TileClass(keys.count(key), key[0], receives))
+    return tuple(out)
 
 
 def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
@@ -538,6 +582,8 @@ class Schedule:
     owners: int = 0
     """Tiles that run the late nodes (a reduction cut over tiles: one per share; 0: all
     `tiles`)."""
+    classes: tuple[TileClass, ...] = ()
+    """The busy tiles by the work they do (`tile_classes`); empty: one class."""
 
 
 EXACT_STEPS = 12
@@ -592,7 +638,9 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     every `every` = steps // count steps); each run holds its lane for its fixed part
     (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
     min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
-    tiles streaming like it (the chip's streams at any moment include its own). The
+    tiles streaming like it (the chip's streams at any moment include its own); a
+    multicast delivery ends at least its `cycles` after its lane was freed
+    (`_event_run`). Per tile class, over the tasks it runs (`_runs_on`). The
     total is the last finish rounded up; the bound is the sum rounded down after taking
     off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
     rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
@@ -605,17 +653,21 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    work: dict[str, float] = {}
-    runs_total = 0
-    for t in ts:
-        runs = steps // max(1, steps // max(1, t.count))
-        streams = _streams(t, schedule)
-        fastest = min(lsu, ddr / streams) / share
-        fixed = t.cycles - t.ddr if t.ddr else t.cycles
-        work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
-        runs_total += runs
-    busiest = max(work.values(), default=0.0)
-    return max(0, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
+    bound = 0
+    for tc in schedule.classes or (TileClass(schedule.tiles),):
+        work: dict[str, float] = {}
+        runs_total = 0
+        for t in ts:
+            if not _runs_on(t, tc):
+                continue
+            runs = steps // max(1, steps // max(1, t.count))
+            fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
+            fixed = t.cycles - t.ddr if t.ddr else t.cycles
+            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+            runs_total += runs
+        busiest = max(work.values(), default=0.0)
+        bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
+    return bound
 
 
 def _late(t: Task, late: frozenset[int]) -> bool:
@@ -625,13 +677,23 @@ def _late(t: Task, late: frozenset[int]) -> bool:
     return (t.lane == "noc" and not t.delivers) or t.node in late
 
 
-def _streams(t: Task, schedule: Schedule) -> int:
-    """Tiles of the chip streaming like `t` at once: the owners of the reduction's shares
-    for what runs after it, the distinct windows of a multicast load, else every busy
-    tile."""
-    if _late(t, schedule.late):
-        return schedule.owners or schedule.tiles
-    return t.sources or schedule.tiles
+def _streams(t: Task, schedule: Schedule, tc: TileClass) -> int:
+    """Tiles of the chip streaming like `t` at once in the tile class `tc`: its tiles,
+    and for what runs after a reduction cut over tiles, the owners of the shares among
+    them."""
+    if _late(t, schedule.late) and schedule.owners:
+        return max(1, schedule.owners * tc.size // max(1, schedule.tiles))
+    return tc.size
+
+
+def _runs_on(t: Task, tc: TileClass) -> bool:
+    """Whether the tiles of class `tc` run task `t`: not a node they never run, not the
+    DDR read of a multicast load they receive, not the delivery of one they source."""
+    if t.node in tc.absent:
+        return False
+    if t.delivers or t.sources:
+        return t.delivers == any(n == t.node for n, _ in tc.receives)
+    return True
 
 
 def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
@@ -645,8 +707,10 @@ def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
                   count: int) -> tuple[float, dict[str, float]]:
-    """The finish time and the busy time per lane of the first `count` steps of one
-    tile (see `estimate`)."""
+    """The finish time and the busy time per lane (the busiest tile class's) of the
+    first `count` steps of the busy tiles (see `estimate`): one instruction list per
+    tile class (`schedule.classes`), all run side by side on their own lanes, sharing
+    the DDR."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -658,51 +722,56 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     pieces = schedule.accumulate[1] if schedule.accumulate else 1
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
+    classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
     follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
-    latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
-    runs: dict[int, int] = {}  # node -> buffer copy index of its last run
-    readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
-    overwrites: dict[int, list[int]] = {}  # multicast load -> readers its copy waited for
+    latest: dict[tuple[int, int], int] = {}  # (class, node) -> its last instruction
+    runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
+    readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     for step in range(count):
         for t in order:
             if not _runs(t, step, schedule.steps, schedule.late):
                 continue
-            i = len(lane)
-            need = [latest[r.node] for r in spec.nodes[t.node].inputs
-                    if not r.is_input and r.node in latest]
-            if t.delivers:  # a receiver's copy: after the source's read, into its own
-                # buffer copy once the receiver's readers of that copy are done
-                load = latest[t.node]
-                follows[i] = (load, t.tail)
-                need = [load] + [r for r in overwrites.pop(t.node, []) if r not in follows]
-                for b, _ in writes.get(t.node, ()):
-                    readers.setdefault((b, runs[t.node]), []).append(i)
-            elif t.lane == "noc":
-                need.append(latest[t.node])
-            else:
-                for b, _ in home.get(t.node, ()):
-                    run = runs.get(schedule.buffers[b][0], 0)
-                    readers.setdefault((b, run), []).append(i)
-                run = runs.get(t.node, -1) + 1
-                if t.node == acc_node:
-                    run = step // pieces if pieces > 1 else run
-                for b, copies in writes.get(t.node, ()):
-                    need += readers.pop((b, run - copies), [])
-                if t.sources:  # the receivers' copies read the source's buffer
-                    overwrites[t.node] = list(need)
-                runs[t.node] = run
-            latest[t.node] = i
-            lane.append(t.lane)
-            at = (step + t.stage) * period + starts.get(t.node, 0)
-            key.append((at, t.node, i))
-            setup = t.cycles - t.ddr if t.ddr else t.cycles
-            fixed.append(setup)
-            stream.append(t.ddr)
-            deps.append(need)
-            streams.append(_streams(t, schedule))
-    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config,
-                      follows)
+            for c, tc in enumerate(classes):
+                if not _runs_on(t, tc):
+                    continue
+                receives = dict(tc.receives)
+                i = len(lane)
+                need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
+                        if not r.is_input and (c, r.node) in latest]
+                if t.delivers:  # after the source's read, from the source's buffer
+                    source = receives[t.node]
+                    load = latest[(source, t.node)]
+                    follows[i] = (load, t.tail)
+                    need = [load]
+                    for b, _ in writes.get(t.node, ()):
+                        readers.setdefault((source, b, runs[(source, t.node)]), []).append(i)
+                elif t.lane == "noc":
+                    need.append(latest[(c, t.node)])
+                if t.lane != "noc" or t.delivers:
+                    for b, _ in home.get(t.node, ()) if not t.delivers else ():
+                        run = runs.get((c, schedule.buffers[b][0]), 0)
+                        readers.setdefault((c, b, run), []).append(i)
+                    run = runs.get((c, t.node), -1) + 1
+                    if t.node == acc_node:
+                        run = step // pieces if pieces > 1 else run
+                    for b, copies in writes.get(t.node, ()):
+                        need += readers.pop((c, b, run - copies), [])
+                    runs[(c, t.node)] = run
+                latest[(c, t.node)] = i
+                lane.append((c, t.lane))
+                at = (step + t.stage) * period + starts.get(t.node, 0)
+                key.append((at, t.node, i))
+                fixed.append(t.cycles - t.ddr if t.ddr else t.cycles)
+                stream.append(t.ddr)
+                deps.append(need)
+                streams.append(_streams(t, schedule, tc))
+    total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
+                             config, follows)
+    out: dict[str, float] = {}
+    for (_, name), cycles_ in busy.items():
+        out[name] = max(out.get(name, 0.0), cycles_)
+    return total, out
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
@@ -1114,7 +1183,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts)
     placed = None
     if allocate_spm:
         try:
@@ -1163,8 +1232,9 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
 
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer]) -> Schedule:
-    """The estimate's view of a candidate's steps and buffers (`Schedule`)."""
+                buffers: list[Buffer], ts: list[Task]) -> Schedule:
+    """The estimate's view of a candidate's steps, buffers and tile classes
+    (`Schedule`)."""
     late = {n.index for n in spec.nodes if n.kind == "store"}
     if cand.reduce is not None:
         late |= downstream_of(spec, cand.reduce.node)
@@ -1177,7 +1247,8 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand), owners)
+        accumulating(cand), owners,
+        tile_classes(split, frozenset(t.node for t in ts if t.delivers)))
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
