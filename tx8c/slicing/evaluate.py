@@ -696,12 +696,16 @@ def _runs_on(t: Task, tc: TileClass) -> bool:
     return True
 
 
-def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
-    """Whether task `t` runs at `step`: a node that runs `count` times runs at the first
-    of every steps / count steps, a late one (stores, after a reduction) at the last."""
+def _runs(t: Task, step: int, steps: int, late: frozenset[int], count: int) -> bool:
+    """Whether task `t` runs at `step` of the first `count` steps: a node that runs
+    `count` times runs at the first of every steps / count steps, a late one (stores,
+    after a reduction) at the last. A late task that runs once, at the group's last
+    step, runs at the last step simulated when `estimate` extrapolates (its two runs of
+    whole units both end with it, so the extrapolated units do not repeat it, and the
+    total has it once; it was left out)."""
     every = steps // max(1, t.count)
     if _late(t, late):
-        return step % every == every - 1
+        return step % every == every - 1 or (t.count == 1 and step == count - 1)
     return step % every == 0
 
 
@@ -730,7 +734,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     for step in range(count):
         for t in order:
-            if not _runs(t, step, schedule.steps, schedule.late):
+            if not _runs(t, step, schedule.steps, schedule.late, count):
                 continue
             for c, tc in enumerate(classes):
                 if not _runs_on(t, tc):

@@ -11,7 +11,14 @@ from tests.unit.slicing.helpers import compiled_with, single, the_group
 from tx8c.codegen.lower import group_plan
 from tx8c.dialect.ops.movement import SplitOp
 from tx8c.sim.cmodel_v2 import simulate
-from tx8c.slicing.evaluate import TileClass, _event_run, data_split, tile_classes
+from tx8c.slicing.evaluate import (
+    Task,
+    TileClass,
+    _event_run,
+    _runs,
+    data_split,
+    tile_classes,
+)
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.plan import Candidate
 from tx8c.target.config import DEFAULT_CONFIG
@@ -88,3 +95,17 @@ def test_tiles_storing_different_pieces_of_a_split_are_timed_apart(monkeypatch):
     timing = simulate(program, module)
     plan = group_plan(the_group(module))
     assert abs(plan.cycles / timing.cycles - 1) <= 0.05, (plan.cycles, timing.cycles)
+
+
+def test_a_store_that_runs_once_at_the_end_is_in_the_extrapolated_estimate():
+    """100 steps, simulated 13 and extrapolated: a store run once (at step 99) runs at
+    the last step simulated, so both simulated stretches end with it and the total has
+    it once; a load run once runs at step 0; a store run every step, at each."""
+    once_store = Task(node=2, lane="st", cycles=100, count=1, stage=2)
+    every_store = Task(node=3, lane="st", cycles=100, count=100, stage=2)
+    once_load = Task(node=0, lane="ld", cycles=100, count=1, stage=0)
+    late = frozenset({2, 3})
+    assert [s for s in range(13) if _runs(once_store, s, 100, late, 13)] == [12]
+    assert [s for s in range(100) if _runs(once_store, s, 100, late, 100)] == [99]
+    assert [s for s in range(13) if _runs(once_load, s, 100, late, 13)] == [0]
+    assert [s for s in range(13) if _runs(every_store, s, 100, late, 13)] == list(range(13))
