@@ -734,19 +734,18 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     latest: dict[tuple[int, int], int] = {}  # (class, node) -> its last instruction
     runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
+    # per task, the classes that run it: (class, its stream count, a delivery's source)
+    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node))
+                    for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
     for step in range(count):
-        for t in order:
+        for t, classes_of in runners:
             if not _runs(t, step, schedule.steps, schedule.late, count):
                 continue
-            for c, tc in enumerate(classes):
-                if not _runs_on(t, tc):
-                    continue
-                receives = dict(tc.receives)
+            for c, chip_streams, source in classes_of:
                 i = len(lane)
                 need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
                         if not r.is_input and (c, r.node) in latest]
                 if t.delivers:  # after the source's read, from the source's buffer
-                    source = receives[t.node]
                     load = latest[(source, t.node)]
                     follows[i] = (load, t.tail)
                     need = [load]
@@ -771,7 +770,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 fixed.append(t.cycles - t.ddr if t.ddr else t.cycles)
                 stream.append(t.ddr)
                 deps.append(need)
-                streams.append(_streams(t, schedule, tc))
+                streams.append(chip_streams)
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
                              config, follows)
     out: dict[str, float] = {}
@@ -812,9 +811,11 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
     streaming: dict[int, float] = {}
     now, done = 0.0, 0
+    changed = list(queues)  # lanes whose next instruction may have become startable
 
     def start_ready() -> None:
-        for name, items in queues.items():
+        for name in changed:
+            items = queues[name]
             if not free[name] or pos[name] >= len(items) or waiting[items[pos[name]]]:
                 continue
             i = items[pos[name]]
@@ -822,6 +823,7 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             free[name] = False
             began[i] = now
             heapq.heappush(timers, (_ends(i), i))
+        changed.clear()
 
     def _ends(i: int) -> float:
         if i not in follows:
@@ -836,8 +838,11 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
         freed[lane[i]] = now
         free[lane[i]] = True
         busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
+        changed.append(lane[i])
         for u in users[i]:
             waiting[u] -= 1
+            if not waiting[u]:
+                changed.append(lane[u])
         done += 1
 
     start_ready()
