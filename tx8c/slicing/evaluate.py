@@ -25,10 +25,11 @@ copy it overwrites was read. Busy tiles that do the same work form a tile class
 (`tile_classes`: a multicast's sources and its receivers, tiles that never run a
 Split piece's store); each class runs its instructions on its own lanes, side by side
 with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
-divided among all the streams of the chip at that moment and pays its setup alone; the schedule's repeating unit is extrapolated beyond
-`EXACT_STEPS` steps (the seed's Repeat node). Departs from the seed, whose Estimate sums
-the frames of the pipeline: frames are not alike where the DDR is shared between loads
-and stores or a hoisted weight fills the pipeline, and the closed form missed both
+divided among all the streams of the chip at that moment and pays its setup alone;
+the schedule's repeating unit is extrapolated beyond `EXACT_STEPS` steps (the seed's
+Repeat node). Departs from the seed, whose Estimate sums the frames of the pipeline:
+frames are not alike where the DDR is shared between loads and stores or a hoisted
+weight fills the pipeline, and the closed form missed both
 (measured against cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
