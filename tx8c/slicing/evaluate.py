@@ -19,14 +19,17 @@ start in the frame; a node run at step s happens at (s + stage) * period + start
 order the lowering gives each lane's instructions. A candidate may also run
 unpipelined: each step alone, single-buffered.
 
-**Estimate.** The cycles are an event-driven run of that order on one tile (`estimate`):
-an instruction starts when its lane is free, its operands are written and the buffer
-copy it overwrites was read; every busy tile does the same at the same time, so a DMA
-streams at the DDR bandwidth divided among all the streams of the chip at that moment
-and pays its setup alone; the schedule's repeating unit is extrapolated beyond
-`EXACT_STEPS` steps (the seed's Repeat node). Departs from the seed, whose Estimate sums
-the frames of the pipeline: frames are not alike where the DDR is shared between loads
-and stores or a hoisted weight fills the pipeline, and the closed form missed both
+**Estimate.** The cycles are an event-driven run of that order (`estimate`): an
+instruction starts when its lane is free, its operands are written and the buffer
+copy it overwrites was read. Busy tiles that do the same work form a tile class
+(`tile_classes`: a multicast's sources and its receivers, tiles that never run a
+Split piece's store); each class runs its instructions on its own lanes, side by side
+with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
+divided among all the streams of the chip at that moment and pays its setup alone;
+the schedule's repeating unit is extrapolated beyond `EXACT_STEPS` steps (the seed's
+Repeat node). Departs from the seed, whose Estimate sums the frames of the pipeline:
+frames are not alike where the DDR is shared between loads and stores or a hoisted
+weight fills the pipeline, and the closed form missed both
 (measured against cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
@@ -34,9 +37,12 @@ and stores or a hoisted weight fills the pipeline, and the closed form missed bo
 is read from DDR once and multicast to the other k - 1 tiles over the NoC, as the
 lowering does (`tx8c.codegen.lower`). The estimate's tile stands for a source: the
 load streams among `sources` streams of the chip (the distinct windows) instead of one
-per busy tile, and a NoC task on the noc lane - what the delivery to the farthest
-destination adds after the read (`cost.multicast_done`) - comes between the load and
-its readers. Tiles are
+per busy tile, and a NoC task on the noc lane - the delivery to the farthest
+destination - comes between the load and its readers. It follows the read as cmodel v2
+times a NocCopy (`cost.multicast_done`): it streams the window over the NoC from when
+both the read began and its lane is free, ends no sooner than the hops after the read,
+and the deliveries of consecutive steps queue on the noc lane (a window the NoC moves
+slower than the DDR reads it sets the period). Tiles are
 grouped by their whole share's window of the load (the lowering matches step by step:
 equal shares give equal steps); windows that only overlap (halos) stay separate loads.
 
@@ -78,6 +84,7 @@ from tx8c.target.cost import (
     ddr_bytes_per_cycle,
     mesh_hops,
     multicast_done,
+    noc_multicast_cycles,
     noc_transfer_cycles,
 )
 from tx8c.target.mem_layout import byte_size
@@ -99,11 +106,16 @@ class Task:
     """Cycles the task holds this tile's share of the DDR bandwidth (reads and writes
     share it: loads and stores of a step cannot both stream at the full rate)."""
     sources: int = 0
-    """Tiles of the chip streaming this task's DDR window at once (a multicast load:
-    one per distinct window); 0: every busy tile."""
+    """A multicast load: its distinct windows (the source tiles, which alone run its
+    DDR read; the others run its delivery: `tile_classes`); 0: every busy tile reads
+    its own."""
     delivers: bool = False
     """A noc task that delivers the multicast load `node` (it runs with its load, not
-    after the last piece as a reduction's does)."""
+    after the last piece as a reduction's does). It follows the load the way cmodel v2
+    times a NocCopy (`cost.multicast_done`): `cycles` is the NoC moving the window
+    alone, which streams from when both the read and the destination are ready; the
+    last bytes arrive `hops * noc_hop_cycles` (`tail`) after the read ends."""
+    tail: int = 0
 
 
 class Rejected(Exception):
@@ -150,6 +162,11 @@ class Split:
     multicast: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Per load node whose window several tiles share: (distinct windows, mesh hops from
     a source to its farthest destination) - `multicast_loads`."""
+    senders: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Per node of `multicast`, per busy tile (in index order) the position among the
+    busy tiles of the tile whose DDR read it gets (its own: it is a source)."""
+    absent: tuple[frozenset[int], ...] = ()
+    """Per busy tile, the nodes it never runs (a piece of a Split other tiles store)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -212,34 +229,72 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
-    shared = multicast_loads(spec, cand, shares, propagate, config)
-    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared)
-
-
-def multicast_loads(spec: GroupSpec, cand: Candidate, shares, propagate, config: TX8Config
-                    ) -> dict[int, tuple[int, int]]:
-    """The loads several busy tiles make with the same window: per load node, (the
-    distinct windows, the most mesh hops from a window's source - its highest tile, the
-    lowering's choice - to another tile loading it). Empty without `noc_multicast`."""
-    if not config.noc_multicast:
-        return {}
-    loads = [n.index for n in spec.nodes if n.kind == "load"]
     busy = [t for t in shares if not t.anchor.is_empty()]
-    if not loads or len(busy) < 2:
-        return {}
-    windows = {t.index: propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy}
-    out = {}
+    windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy] \
+        if len(busy) > 1 else []
+    shared, senders = multicast_loads(spec, busy, windows, config)
+    absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
+                   for loops in windows)
+    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
+                 shared, senders, absent if any(absent) else ())
+
+
+def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
+                    ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, ...]]]:
+    """The loads several `busy` tiles (with their share's node `windows`) make with the
+    same window: per load node, (the distinct windows, the most mesh hops from a
+    window's source - its highest tile, the lowering's choice - to another tile loading
+    it)), and per such node, per busy tile, its source's position in `busy`. Empty
+    without `noc_multicast`."""
+    loads = [n.index for n in spec.nodes if n.kind == "load"]
+    if not config.noc_multicast or not loads or len(busy) < 2:
+        return {}, {}
+    out, senders = {}, {}
     for n in loads:
         sharing: dict[Window, list[int]] = {}
-        for t in busy:
-            sharing.setdefault(windows[t.index][n], []).append(t.index)
+        for t, loops in zip(busy, windows, strict=True):
+            sharing.setdefault(loops[n], []).append(t.index)
         if len(sharing) == len(busy):
             continue  # every tile loads its own window
         hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
                    for other in group)
         out[n] = (len(sharing), hops)
-    return out
+        position = {t.index: k for k, t in enumerate(busy)}
+        source = {t: position[max(group)] for group in sharing.values() for t in group}
+        senders[n] = tuple(source[t.index] for t in busy)
+    return out, senders
+
+
+@dataclass(frozen=True)
+class TileClass:
+    """Busy tiles that do the same work (`tile_classes`): how many, the nodes they never
+    run, and per multicast load they receive, the class of its source tile."""
+
+    size: int
+    absent: frozenset[int] = frozenset()
+    receives: tuple[tuple[int, int], ...] = ()
+
+
+def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
+    """The busy tiles grouped by the work they do: the nodes they never run (the pieces
+    of a Split other tiles store) and, per load in `multicast`, whether they read it
+    from DDR (the source) or receive it over the NoC. Tiles of one class run the same
+    instructions; different classes run side by side and share the DDR (`estimate`).
+    One class when every tile does the same work."""
+    senders = {n: split.senders[n] for n in multicast if n in split.senders}
+    if not senders and not split.absent:
+        return (TileClass(max(1, split.tiles)),)
+    busy = len(split.absent) if split.absent else len(next(iter(senders.values())))
+    keys = [(split.absent[k] if split.absent else frozenset(),
+             frozenset(n for n, source in senders.items() if source[k] != k))
+            for k in range(busy)]
+    order = list(dict.fromkeys(keys))
+    out = []
+    for key in order:
+        first = keys.index(key)
+        receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
+        out.append(TileClass(keys.count(key), key[0], receives))
+    return tuple(out)
 
 
 def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
@@ -454,31 +509,29 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
         took = cycles(work, config, streaming_tiles=split.tiles)
         ddr = sum(t.ddr for t in work.transfers) and took.cycles - config.dma_setup_cycles \
             * len(work.transfers)
-        sources, deliver = _multicast_pays(n.index, work, took.cycles, split, config)
+        sources, hops, nbytes = _multicast_pays(n.index, work, took.cycles, split, config)
         out.append(Task(n.index, lanes[n.index], took.cycles, split.counts[n.index], 0,
                         max(0, ddr), sources))
         if sources:
-            out.append(Task(n.index, "noc", deliver, split.counts[n.index], 0,
-                            delivers=True))
+            out.append(Task(n.index, "noc", noc_multicast_cycles(nbytes, hops, config),
+                            split.counts[n.index], 0, delivers=True,
+                            tail=hops * config.noc_hop_cycles))
     return tuple(out), lanes
 
 
 def _multicast_pays(node: int, work, alone: int, split: Split, config: TX8Config
-                    ) -> tuple[int, int]:
-    """(streams, cycles of the NoC delivery) when the load `node` is multicast, else
-    (0, 0): a load shared by several tiles is multicast when its DMA at the multicast's
-    share of the DDR plus the delivery is shorter than the DMA at every tile's share
-    (`alone`): a small window, whose DMA is mostly setup, loses the delivery's setup
-    and hops."""
+                    ) -> tuple[int, int, int]:
+    """(streams, mesh hops, bytes) of the NoC delivery when the load `node` is
+    multicast, else (0, 0, 0): a load shared by several tiles is multicast when its
+    delivery (`cost.multicast_done`, cut-through, the destination ready when the read
+    starts) ends before the DMA at every tile's share of the DDR (`alone`): a small
+    window, whose DMA is mostly setup, loses the delivery's setup and hops."""
     sources, hops = split.multicast.get(node, (0, 0))
     if not sources:
-        return 0, 0
+        return 0, 0, 0
     shared = cycles(work, config, streaming_tiles=sources)
-    # cut-through: what the delivery adds after the read (`cost.multicast_done` with the
-    # destination ready when the read starts)
-    deliver = round(multicast_done(0, shared.cycles, 0, shared.bytes, hops, config)) \
-        - shared.cycles
-    return (sources, deliver) if shared.cycles + deliver < alone else (0, 0)
+    done = multicast_done(0, shared.cycles, 0, shared.bytes, hops, config)
+    return (sources, hops, shared.bytes) if round(done) < alone else (0, 0, 0)
 
 
 def _tree_cycles(spec: GroupSpec, cand: Candidate, nbytes: int, dtype: str,
@@ -532,6 +585,8 @@ class Schedule:
     owners: int = 0
     """Tiles that run the late nodes (a reduction cut over tiles: one per share; 0: all
     `tiles`)."""
+    classes: tuple[TileClass, ...] = ()
+    """The busy tiles by the work they do (`tile_classes`); empty: one class."""
 
 
 EXACT_STEPS = 12
@@ -586,7 +641,9 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     every `every` = steps // count steps); each run holds its lane for its fixed part
     (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
     min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
-    tiles streaming like it (the chip's streams at any moment include its own). The
+    tiles streaming like it (the chip's streams at any moment include its own); a
+    multicast delivery ends at least its `cycles` after its lane was freed
+    (`_event_run`). Per tile class, over the tasks it runs (`_runs_on`). The
     total is the last finish rounded up; the bound is the sum rounded down after taking
     off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
     rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
@@ -599,17 +656,21 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    work: dict[str, float] = {}
-    runs_total = 0
-    for t in ts:
-        runs = steps // max(1, steps // max(1, t.count))
-        streams = _streams(t, schedule)
-        fastest = min(lsu, ddr / streams) / share
-        fixed = t.cycles - t.ddr if t.ddr else t.cycles
-        work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
-        runs_total += runs
-    busiest = max(work.values(), default=0.0)
-    return max(0, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
+    bound = 0
+    for tc in schedule.classes or (TileClass(schedule.tiles),):
+        work: dict[str, float] = {}
+        runs_total = 0
+        for t in ts:
+            if not _runs_on(t, tc):
+                continue
+            runs = steps // max(1, steps // max(1, t.count))
+            fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
+            fixed = t.cycles - t.ddr if t.ddr else t.cycles
+            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+            runs_total += runs
+        busiest = max(work.values(), default=0.0)
+        bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
+    return bound
 
 
 def _late(t: Task, late: frozenset[int]) -> bool:
@@ -619,28 +680,44 @@ def _late(t: Task, late: frozenset[int]) -> bool:
     return (t.lane == "noc" and not t.delivers) or t.node in late
 
 
-def _streams(t: Task, schedule: Schedule) -> int:
-    """Tiles of the chip streaming like `t` at once: the owners of the reduction's shares
-    for what runs after it, the distinct windows of a multicast load, else every busy
-    tile."""
-    if _late(t, schedule.late):
-        return schedule.owners or schedule.tiles
-    return t.sources or schedule.tiles
+def _streams(t: Task, schedule: Schedule, tc: TileClass) -> int:
+    """Tiles of the chip streaming like `t` at once in the tile class `tc`: its tiles,
+    and for what runs after a reduction cut over tiles, the owners of the shares among
+    them."""
+    if _late(t, schedule.late) and schedule.owners:
+        return max(1, schedule.owners * tc.size // max(1, schedule.tiles))
+    return tc.size
 
 
-def _runs(t: Task, step: int, steps: int, late: frozenset[int]) -> bool:
-    """Whether task `t` runs at `step`: a node that runs `count` times runs at the first
-    of every steps / count steps, a late one (stores, after a reduction) at the last."""
+def _runs_on(t: Task, tc: TileClass) -> bool:
+    """Whether the tiles of class `tc` run task `t`: not a node they never run, not the
+    DDR read of a multicast load they receive, not the delivery of one they source."""
+    if t.node in tc.absent:
+        return False
+    if t.delivers or t.sources:
+        return t.delivers == any(n == t.node for n, _ in tc.receives)
+    return True
+
+
+def _runs(t: Task, step: int, steps: int, late: frozenset[int], count: int) -> bool:
+    """Whether task `t` runs at `step` of the first `count` steps: a node that runs
+    `count` times runs at the first of every steps / count steps, a late one (stores,
+    after a reduction) at the last. A late task that runs once, at the group's last
+    step, runs at the last step simulated when `estimate` extrapolates (its two runs of
+    whole units both end with it, so the extrapolated units do not repeat it, and the
+    total has it once; it was left out)."""
     every = steps // max(1, t.count)
     if _late(t, late):
-        return step % every == every - 1
+        return step % every == every - 1 or (t.count == 1 and step == count - 1)
     return step % every == 0
 
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
                   count: int) -> tuple[float, dict[str, float]]:
-    """The finish time and the busy time per lane of the first `count` steps of one
-    tile (see `estimate`)."""
+    """The finish time and the busy time per lane (the busiest tile class's) of the
+    first `count` steps of the busy tiles (see `estimate`): one instruction list per
+    tile class (`schedule.classes`), all run side by side on their own lanes, sharing
+    the DDR."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -652,47 +729,69 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     pieces = schedule.accumulate[1] if schedule.accumulate else 1
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
+    classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
-    latest: dict[int, int] = {}  # node -> its last instruction (a reduction: its NoC)
-    runs: dict[int, int] = {}  # node -> buffer copy index of its last run
-    readers: dict[tuple[int, int], list[int]] = {}  # (buffer, run) -> instructions
+    follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
+    latest: dict[tuple[int, int], int] = {}  # (class, node) -> its last instruction
+    runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
+    readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
+    # per task, the classes that run it: (class, its stream count, a delivery's source)
+    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node))
+                    for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
     for step in range(count):
-        for t in order:
-            if not _runs(t, step, schedule.steps, schedule.late):
+        for t, classes_of in runners:
+            if not _runs(t, step, schedule.steps, schedule.late, count):
                 continue
-            i = len(lane)
-            need = [latest[r.node] for r in spec.nodes[t.node].inputs
-                    if not r.is_input and r.node in latest]
-            if t.lane == "noc":
-                need.append(latest[t.node])
-            else:
-                for b, _ in home.get(t.node, ()):
-                    run = runs.get(schedule.buffers[b][0], 0)
-                    readers.setdefault((b, run), []).append(i)
-                run = runs.get(t.node, -1) + 1
-                if t.node == acc_node:
-                    run = step // pieces if pieces > 1 else run
-                for b, copies in writes.get(t.node, ()):
-                    need += readers.pop((b, run - copies), [])
-                runs[t.node] = run
-            latest[t.node] = i
-            lane.append(t.lane)
-            at = (step + t.stage) * period + starts.get(t.node, 0)
-            key.append((at, t.node, i))
-            setup = t.cycles - t.ddr if t.ddr else t.cycles
-            fixed.append(setup)
-            stream.append(t.ddr)
-            deps.append(need)
-            streams.append(_streams(t, schedule))
-    return _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles, config)
+            for c, chip_streams, source in classes_of:
+                i = len(lane)
+                need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
+                        if not r.is_input and (c, r.node) in latest]
+                if t.delivers:  # after the source's read, from the source's buffer
+                    load = latest[(source, t.node)]
+                    follows[i] = (load, t.tail)
+                    need = [load]
+                    for b, _ in writes.get(t.node, ()):
+                        readers.setdefault((source, b, runs[(source, t.node)]), []).append(i)
+                elif t.lane == "noc":
+                    need.append(latest[(c, t.node)])
+                if t.lane != "noc" or t.delivers:
+                    for b, _ in home.get(t.node, ()) if not t.delivers else ():
+                        run = runs.get((c, schedule.buffers[b][0]), 0)
+                        readers.setdefault((c, b, run), []).append(i)
+                    run = runs.get((c, t.node), -1) + 1
+                    if t.node == acc_node:
+                        run = step // pieces if pieces > 1 else run
+                    for b, copies in writes.get(t.node, ()):
+                        need += readers.pop((c, b, run - copies), [])
+                    runs[(c, t.node)] = run
+                latest[(c, t.node)] = i
+                lane.append((c, t.lane))
+                at = (step + t.stage) * period + starts.get(t.node, 0)
+                key.append((at, t.node, i))
+                fixed.append(t.cycles - t.ddr if t.ddr else t.cycles)
+                stream.append(t.ddr)
+                deps.append(need)
+                streams.append(chip_streams)
+    total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
+                             config, follows)
+    out: dict[str, float] = {}
+    for (_, name), cycles_ in busy.items():
+        out[name] = max(out.get(name, 0.0), cycles_)
+    return total, out
 
 
-def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config
+def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
+               follows: dict[int, tuple[int, int]] | None = None
                ) -> tuple[float, dict[str, float]]:
     """Run instructions on their lanes (in `key` order per lane) with their
     dependencies; a streaming instruction's `stream` cycles are at the tile's full
     DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
-    `streams[i]` tiles stream like instruction i at once."""
+    `streams[i]` tiles stream like instruction i at once. `follows[i]` = (j, tail):
+    instruction i (a multicast delivery, started once j ended) streams its `fixed`
+    cycles from when both j began and i was ready (its lane free, its other
+    dependencies done), and ends no sooner than `tail` after j
+    (`cost.multicast_done`, as cmodel v2 times a NocCopy)."""
+    follows = follows or {}
     n = len(lane)
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
@@ -707,27 +806,44 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     free = dict.fromkeys(queues, True)
     share = min(float(config.lsu_bytes_per_cycle), ddr_bytes_per_cycle(config) / tiles)
     began = [0.0] * n
+    ended = [0.0] * n
+    freed: dict[str, float] = {}  # lane -> when it last finished an instruction
     busy: dict[str, float] = {}
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
     streaming: dict[int, float] = {}
     now, done = 0.0, 0
+    changed = list(queues)  # lanes whose next instruction may have become startable
 
     def start_ready() -> None:
-        for name, items in queues.items():
+        for name in changed:
+            items = queues[name]
             if not free[name] or pos[name] >= len(items) or waiting[items[pos[name]]]:
                 continue
             i = items[pos[name]]
             pos[name] += 1
             free[name] = False
             began[i] = now
-            heapq.heappush(timers, (now + fixed[i], i))
+            heapq.heappush(timers, (_ends(i), i))
+        changed.clear()
+
+    def _ends(i: int) -> float:
+        if i not in follows:
+            return now + fixed[i]
+        j, tail = follows[i]
+        ready = max([freed.get(lane[i], 0.0)] + [ended[d] for d in deps[i] if d != j])
+        return max(now, ended[j] + tail, max(began[j], ready) + fixed[i])
 
     def finish(i: int) -> None:
         nonlocal done
+        ended[i] = now
+        freed[lane[i]] = now
         free[lane[i]] = True
         busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
+        changed.append(lane[i])
         for u in users[i]:
             waiting[u] -= 1
+            if not waiting[u]:
+                changed.append(lane[u])
         done += 1
 
     start_ready()
@@ -1080,7 +1196,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts)
     placed = None
     if allocate_spm:
         try:
@@ -1129,8 +1245,9 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
 
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer]) -> Schedule:
-    """The estimate's view of a candidate's steps and buffers (`Schedule`)."""
+                buffers: list[Buffer], ts: list[Task]) -> Schedule:
+    """The estimate's view of a candidate's steps, buffers and tile classes
+    (`Schedule`)."""
     late = {n.index for n in spec.nodes if n.kind == "store"}
     if cand.reduce is not None:
         late |= downstream_of(spec, cand.reduce.node)
@@ -1143,7 +1260,8 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand), owners)
+        accumulating(cand), owners,
+        tile_classes(split, frozenset(t.node for t in ts if t.delivers)))
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

@@ -48,3 +48,20 @@ def single(op_cls, inputs: Sequence[np.ndarray], **attrs) -> ModuleOp:
 
 def the_group(module: ModuleOp) -> GroupOp:
     return next(op for op in module.walk() if isinstance(op, GroupOp))
+
+
+def compiled_with(monkeypatch, module: ModuleOp, cand):
+    """`module` (one group) compiled through the DDR stage with `cand` as its group's
+    plan, and lowered: (module, program, container)."""
+    from tests.unit.group.common import run
+    from tx8c.codegen.lower import lower_module
+    from tx8c.const_container import module_container
+    from tx8c.pipeline import CompileOptions, ddr_spec, slicing_spec
+    from tx8c.slicing.evaluate import evaluate
+    from tx8c.transforms.slice import group_cost
+
+    monkeypatch.setattr(group_cost, "search",
+                        lambda spec, config, options, name="": evaluate(spec, cand, config))
+    run(module, slicing_spec(CompileOptions()) + ddr_spec(CompileOptions()))
+    container = module_container(module)
+    return module, lower_module(module, container), container
