@@ -1,0 +1,116 @@
+"""Whole-model estimate against the roofline, group by group: which groups are far from
+their own bound, which part of the bound binds, and how far per-group plans can go.
+
+    .venv/bin/python bench/bench_group_roofline.py [--models resnet50,bert_base]
+        [--models-dir /work/models] [--examples] [--groups 10]
+
+Each model is run through the stages up to group-cost (as `bench_slicing`). Every group's
+own bound (`tx8c.slicing.evaluate.bound_parts`) has three parts: its NE work and its CT
+work spread over all tiles, and its compulsory DDR bytes over the bandwidth; the bound is
+the largest. Tables:
+
+1. Per model: the estimate (sum of the groups' estimates), the sum of the groups' own
+   bounds, the pooled bound (the largest of the three parts summed over all groups: what
+   a schedule that overlaps one group's DDR traffic with another group's compute could
+   reach) and the roofline (`analysis.roofline`), all over the roofline; the groups within
+   5 % / 20 % of their own bound; how many groups each part binds.
+2. Per model, the `--groups` groups farthest from their bound (estimate - bound): the
+   anchor, the plan (sharding, split, reduction cut, tiles), the parts and the estimate.
+
+Groups run one after another, so the sum of their own bounds is the floor of any plan
+made group by group; estimate / roofline cannot go below (sum of bounds) / roofline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_grouping import model_sources  # noqa: E402
+from bench.bench_slicing import Searched, sliced  # noqa: E402
+from tx8c.analysis.roofline import model_roofline  # noqa: E402
+from tx8c.slicing.evaluate import bound_parts  # noqa: E402
+from tx8c.slicing.group import group_spec  # noqa: E402
+from tx8c.target.config import DEFAULT_CONFIG  # noqa: E402
+
+PARTS = ("ne", "ct", "ddr")
+
+
+def group_rows(run: Searched) -> list[dict]:
+    """Per sliced group: its id, anchor label, plan and bound parts."""
+    rows = []
+    for group, plan, _ in run.plans:
+        spec = group_spec(group)
+        parts = bound_parts(spec, DEFAULT_CONFIG)
+        rows.append({"id": group.attr("group_id"), "anchor": spec.nodes[spec.anchor].label,
+                     "plan": plan, "parts": parts, "bound": max(parts.values())})
+    return rows
+
+
+def model_table(runs: list[Searched], rows: dict[str, list[dict]]) -> None:
+    print("per model, over the roofline: estimate, sum of the groups' own bounds, pooled "
+          "bound (largest part summed over groups)")
+    head = (f"{'model':<14} {'groups':>6} {'est/roof':>8} {'sum bounds/roof':>15} "
+            f"{'pooled/roof':>11} {'est/sum bounds':>14} {'<=5%':>5} {'<=20%':>6} "
+            f"{'bound by ne/ct/ddr':>18}")
+    print(head)
+    print("-" * len(head))
+    for run in runs:
+        model = rows[run.name]
+        roof = model_roofline(run.module, DEFAULT_CONFIG).seconds * DEFAULT_CONFIG.clock_hz
+        est = sum(r["plan"].cycles for r in model)
+        bounds = sum(r["bound"] for r in model)
+        pooled = max(sum(r["parts"][p] for r in model) for p in PARTS)
+        near5 = sum(r["plan"].cycles <= 1.05 * r["bound"] for r in model)
+        near20 = sum(r["plan"].cycles <= 1.20 * r["bound"] for r in model)
+        binds = [sum(max(PARTS, key=lambda p, r=r: r["parts"][p]) == p for r in model)
+                 for p in PARTS]
+        print(f"{run.name:<14} {len(model):>6} {est / roof:>8.3f} {bounds / roof:>15.3f} "
+              f"{pooled / roof:>11.3f} {est / bounds:>14.3f} {near5:>5} {near20:>6} "
+              f"{'/'.join(map(str, binds)):>18}", flush=True)
+
+
+def worst_table(runs: list[Searched], rows: dict[str, list[dict]], count: int) -> None:
+    for run in runs:
+        model = sorted(rows[run.name], key=lambda r: r["bound"] - r["plan"].cycles)
+        print(f"\n{run.name}: the {count} groups farthest from their own bound")
+        head = (f"{'group':>5} {'anchor':<28} {'sharding':<16} {'split':<16} "
+                f"{'reduce':<18} {'tiles':>5} {'ne':>8} {'ct':>8} {'ddr':>8} "
+                f"{'estimate':>9} {'est/bound':>9}")
+        print(head)
+        print("-" * len(head))
+        for r in model[:count]:
+            plan = r["plan"]
+            cand = plan.candidate
+            red = "-" if cand.reduce is None else \
+                f"{list(cand.reduce.sharding)}x{list(cand.reduce.split)}"
+            parts = r["parts"]
+            print(f"{r['id']:>5} {r['anchor'][:28]:<28} {str(list(cand.sharding)):<16} "
+                  f"{str(list(cand.split)):<16} {red:<18} {plan.tiles:>5} "
+                  f"{parts['ne']:>8} {parts['ct']:>8} {parts['ddr']:>8} {plan.cycles:>9} "
+                  f"{plan.cycles / max(1, r['bound']):>9.2f}", flush=True)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="resnet50,bert_base",
+                        help="exported models (empty: none)")
+    parser.add_argument("--models-dir", default="/work/models", type=Path)
+    parser.add_argument("--examples", action="store_true",
+                        help="also the bundled example models")
+    parser.add_argument("--groups", type=int, default=10,
+                        help="how many of the groups farthest from their bound to list")
+    args = parser.parse_args(argv)
+    runs = [sliced(name, source)
+            for name, source in model_sources(args.models, args.models_dir, args.examples)]
+    rows = {run.name: group_rows(run) for run in runs}
+    model_table(runs, rows)
+    worst_table(runs, rows, args.groups)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
