@@ -13,7 +13,8 @@ the largest. Tables:
    bounds, the pooled bound (the largest of the three parts summed over all groups: what
    a schedule that overlaps one group's DDR traffic with another group's compute could
    reach) and the roofline (`analysis.roofline`), all over the roofline; the groups within
-   5 % / 20 % of their own bound; how many groups each part binds.
+   5 % / 20 % of their own bound; how many groups each part binds; the search's wall
+   seconds and the candidates it evaluated (groups that reuse a template excluded).
 2. Per model, the `--groups` groups farthest from their bound (estimate - bound): the
    anchor, the plan (sharding, split, reduction cut, tiles), the parts and the estimate.
 
@@ -42,35 +43,44 @@ PARTS = ("ne", "ct", "ddr")
 def group_rows(run: Searched) -> list[dict]:
     """Per sliced group: its id, anchor label, plan and bound parts."""
     rows = []
-    for group, plan, _ in run.plans:
+    for group, plan, template in run.plans:
         spec = group_spec(group)
         parts = bound_parts(spec, DEFAULT_CONFIG)
         rows.append({"id": group.attr("group_id"), "anchor": spec.nodes[spec.anchor].label,
-                     "plan": plan, "parts": parts, "bound": max(parts.values())})
+                     "plan": plan, "parts": parts, "bound": max(parts.values()),
+                     "searched": template < 0})
     return rows
 
 
 def model_table(runs: list[Searched], rows: dict[str, list[dict]]) -> None:
     print("per model, over the roofline: estimate, sum of the groups' own bounds, pooled "
-          "bound (largest part summed over groups)")
-    head = (f"{'model':<14} {'groups':>6} {'est/roof':>8} {'sum bounds/roof':>15} "
-            f"{'pooled/roof':>11} {'est/sum bounds':>14} {'<=5%':>5} {'<=20%':>6} "
-            f"{'bound by ne/ct/ddr':>18}")
+          "bound (largest part summed over groups), each part summed over groups, and the "
+          "roofline's compute and memory times")
+    head = (f"{'model':<14} {'groups':>6} {'est/roof':>8} {'sum bounds':>10} {'pooled':>7} "
+            f"{'ne':>6} {'ct':>6} {'ddr':>6} {'roof cmp':>8} {'roof mem':>8} "
+            f"{'est/sum b':>9} {'<=5%':>5} {'<=20%':>6} {'bound by ne/ct/ddr':>18} "
+            f"{'search s':>8} {'candidates':>10}")
     print(head)
     print("-" * len(head))
     for run in runs:
         model = rows[run.name]
-        roof = model_roofline(run.module, DEFAULT_CONFIG).seconds * DEFAULT_CONFIG.clock_hz
+        roofline = model_roofline(run.module, DEFAULT_CONFIG)
+        roof = roofline.seconds * DEFAULT_CONFIG.clock_hz
         est = sum(r["plan"].cycles for r in model)
         bounds = sum(r["bound"] for r in model)
-        pooled = max(sum(r["parts"][p] for r in model) for p in PARTS)
+        sums = {p: sum(r["parts"][p] for r in model) / roof for p in PARTS}
+        candidates = sum(r["plan"].candidates for r in model if r["searched"])
         near5 = sum(r["plan"].cycles <= 1.05 * r["bound"] for r in model)
         near20 = sum(r["plan"].cycles <= 1.20 * r["bound"] for r in model)
         binds = [sum(max(PARTS, key=lambda p, r=r: r["parts"][p]) == p for r in model)
                  for p in PARTS]
-        print(f"{run.name:<14} {len(model):>6} {est / roof:>8.3f} {bounds / roof:>15.3f} "
-              f"{pooled / roof:>11.3f} {est / bounds:>14.3f} {near5:>5} {near20:>6} "
-              f"{'/'.join(map(str, binds)):>18}", flush=True)
+        cmp_, mem = (t / roofline.seconds for t in (roofline.compute_seconds,
+                                                     roofline.memory_seconds))
+        print(f"{run.name:<14} {len(model):>6} {est / roof:>8.3f} {bounds / roof:>10.3f} "
+              f"{max(sums.values()):>7.3f} {sums['ne']:>6.3f} {sums['ct']:>6.3f} "
+              f"{sums['ddr']:>6.3f} {cmp_:>8.3f} {mem:>8.3f} {est / bounds:>9.3f} "
+              f"{near5:>5} {near20:>6} {'/'.join(map(str, binds)):>18} {run.wall:>8.2f} "
+              f"{candidates:>10}", flush=True)
 
 
 def worst_table(runs: list[Searched], rows: dict[str, list[dict]], count: int) -> None:

@@ -285,7 +285,8 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
     share = _share(spec.anchor_loops, base.sharding)
     reduces = [base.reduce]
     if base.reduce is not None and math.prod(base.reduce.split) > 1:
-        reduces.append(replace(base.reduce, split=(1,) * len(base.reduce.split)))
+        undone = replace(base.reduce, split=(1,) * len(base.reduce.split))
+        reduces.append(undone if math.prod(undone.sharding) > 1 else None)  # no cut left
     for d in sorted(order):
         for value in split_values(share[d], granules[d]):
             split = base.split[:d] + (value,) + base.split[d + 1:]
