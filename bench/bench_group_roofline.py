@@ -14,7 +14,9 @@ the largest. Tables:
    a schedule that overlaps one group's DDR traffic with another group's compute could
    reach) and the roofline (`analysis.roofline`), all over the roofline; the groups within
    5 % / 20 % of their own bound; how many groups each part binds; the search's wall
-   seconds and the candidates it evaluated (groups that reuse a template excluded).
+   seconds and the candidates it evaluated (groups that reuse a template excluded); the
+   groups' compulsory DDR bytes split into weights and activations (group inputs loaded,
+   outputs stored: what crosses DDR between groups), beside the model's compulsory bytes.
 2. Per model, the `--groups` groups farthest from their bound (estimate - bound): the
    anchor, the plan (sharding, split, reduction cut, tiles), the parts and the estimate.
 
@@ -33,11 +35,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_grouping import model_sources  # noqa: E402
 from bench.bench_slicing import Searched, sliced  # noqa: E402
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
-from tx8c.slicing.evaluate import bound_parts  # noqa: E402
+from tx8c.slicing.evaluate import bound_parts, ddr_side, window_bytes  # noqa: E402
 from tx8c.slicing.group import group_spec  # noqa: E402
 from tx8c.target.config import DEFAULT_CONFIG  # noqa: E402
 
 PARTS = ("ne", "ct", "ddr")
+MB = 1e6
+
+
+def ddr_traffic(spec) -> tuple[int, int]:
+    """The compulsory DDR bytes of a group (its bound's "ddr" part) split into weights
+    (constants loaded) and activations (group inputs loaded, outputs stored)."""
+    weights = activations = 0
+    for n in spec.nodes:
+        if n.kind not in ("load", "store"):
+            continue
+        nbytes = window_bytes(n.results[0].shape, ddr_side(spec, n), DEFAULT_CONFIG)
+        if n.kind == "load" and not (n.inputs and n.inputs[0].is_input):
+            weights += nbytes
+        else:
+            activations += nbytes
+    return weights, activations
 
 
 def group_rows(run: Searched) -> list[dict]:
@@ -48,7 +66,7 @@ def group_rows(run: Searched) -> list[dict]:
         parts = bound_parts(spec, DEFAULT_CONFIG)
         rows.append({"id": group.attr("group_id"), "anchor": spec.nodes[spec.anchor].label,
                      "plan": plan, "parts": parts, "bound": max(parts.values()),
-                     "searched": template < 0})
+                     "searched": template < 0, "traffic": ddr_traffic(spec)})
     return rows
 
 
@@ -59,7 +77,8 @@ def model_table(runs: list[Searched], rows: dict[str, list[dict]]) -> None:
     head = (f"{'model':<14} {'groups':>6} {'est/roof':>8} {'sum bounds':>10} {'pooled':>7} "
             f"{'ne':>6} {'ct':>6} {'ddr':>6} {'roof cmp':>8} {'roof mem':>8} "
             f"{'est/sum b':>9} {'<=5%':>5} {'<=20%':>6} {'bound by ne/ct/ddr':>18} "
-            f"{'search s':>8} {'candidates':>10}")
+            f"{'search s':>8} {'candidates':>10} {'weights MB':>10} {'acts MB':>8} "
+            f"{'compulsory MB':>13}")
     print(head)
     print("-" * len(head))
     for run in runs:
@@ -69,6 +88,8 @@ def model_table(runs: list[Searched], rows: dict[str, list[dict]]) -> None:
         est = sum(r["plan"].cycles for r in model)
         bounds = sum(r["bound"] for r in model)
         sums = {p: sum(r["parts"][p] for r in model) / roof for p in PARTS}
+        weights = sum(r["traffic"][0] for r in model)
+        acts = sum(r["traffic"][1] for r in model)
         candidates = sum(r["plan"].candidates for r in model if r["searched"])
         near5 = sum(r["plan"].cycles <= 1.05 * r["bound"] for r in model)
         near20 = sum(r["plan"].cycles <= 1.20 * r["bound"] for r in model)
@@ -80,7 +101,8 @@ def model_table(runs: list[Searched], rows: dict[str, list[dict]]) -> None:
               f"{max(sums.values()):>7.3f} {sums['ne']:>6.3f} {sums['ct']:>6.3f} "
               f"{sums['ddr']:>6.3f} {cmp_:>8.3f} {mem:>8.3f} {est / bounds:>9.3f} "
               f"{near5:>5} {near20:>6} {'/'.join(map(str, binds)):>18} {run.wall:>8.2f} "
-              f"{candidates:>10}", flush=True)
+              f"{candidates:>10} {weights / MB:>10.1f} {acts / MB:>8.1f} "
+              f"{roofline.ddr_bytes / MB:>13.1f}", flush=True)
 
 
 def worst_table(runs: list[Searched], rows: dict[str, list[dict]], count: int) -> None:
