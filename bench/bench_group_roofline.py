@@ -26,14 +26,13 @@ made group by group; estimate / roofline cannot go below (sum of bounds) / roofl
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_grouping import model_sources  # noqa: E402
-from bench.bench_slicing import Searched, sliced  # noqa: E402
+from bench.bench_slicing import Searched, model_arguments, sliced  # noqa: E402
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
 from tx8c.slicing.evaluate import bound_parts, ddr_side, window_bytes  # noqa: E402
 from tx8c.slicing.group import group_spec  # noqa: E402
@@ -127,12 +126,7 @@ def worst_table(runs: list[Searched], rows: dict[str, list[dict]], count: int) -
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="resnet50,bert_base",
-                        help="exported models (empty: none)")
-    parser.add_argument("--models-dir", default="/work/models", type=Path)
-    parser.add_argument("--examples", action="store_true",
-                        help="also the bundled example models")
+    parser = model_arguments(__doc__)
     parser.add_argument("--groups", type=int, default=10,
                         help="how many of the groups farthest from their bound to list")
     args = parser.parse_args(argv)
