@@ -206,8 +206,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
     """Five phases: every sharding of the first `levels` levels (all by default) at the
     smallest split that fits (and, pipelined, at a few more steps along its first
     splittable dim); for the `refine` best shardings, every split along each dim and
-    pairs of dims; the reduction cut over idle tiles and in time, on the best plan and on
-    the unsharded one; deep pipelines for the best plans; a polish around the best."""
+    pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
+    best plan, the best shardings unsplit, the best sharding per count of busy tiles);
+    deep pipelines for the best plans; a polish around the best."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
