@@ -168,13 +168,19 @@ def quality_table(runs: list[Searched], limit: int) -> None:
               f"{ratio_stats(ratios, 1.03)} {spent:>7.1f}  {listed or '-'}", flush=True)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def model_arguments(doc: str) -> argparse.ArgumentParser:
+    """A parser with the models to slice: --models, --models-dir, --examples."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--models", default="resnet50,bert_base",
                         help="exported models (empty: none)")
     parser.add_argument("--models-dir", default="/work/models", type=Path)
     parser.add_argument("--examples", action="store_true",
                         help="also the bundled example models")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = model_arguments(__doc__)
     parser.add_argument("--exhaustive-limit", type=int, default=20000)
     parser.add_argument("--no-quality", action="store_true",
                         help="skip the exhaustive comparison")

@@ -1058,24 +1058,8 @@ def frame_times(spec, ts):
 
 
 def group_bound(spec: GroupSpec, config: TX8Config) -> int:
-    """The group's lower bound in cycles: its NE work, CT work, and compulsory DDR bytes
-    (inputs, constants and outputs once) spread over all tiles."""
-    tiles = config.tiles_per_chip
-    lanes = {"ne": 0, "ct": 0}
-    ddr = 0
-    for n in spec.nodes:
-        shape = n.slicer.loop_shape
-        if n.kind in ("load", "store"):
-            ddr += window_bytes(n.results[0].shape, ddr_side(spec, n), config)
-            continue
-        if n.kind == "ddr":  # its readers' transfers count what they fetch
-            continue
-        work = n.slicer.work(shape)
-        lane = node_lane(n, work)
-        if lane in lanes:
-            lanes[lane] += cycles(work, config).cycles - config.kernel_issue_cycles
-    ddr_cycles = math.ceil(ddr * config.clock_hz / config.ddr_bandwidth_bytes_per_s)
-    return max(math.ceil(lanes["ne"] / tiles), math.ceil(lanes["ct"] / tiles), ddr_cycles)
+    """The group's lower bound in cycles: the largest of its `bound_parts`."""
+    return max(bound_parts(spec, config).values())
 
 
 def ddr_side(spec: GroupSpec, node: Node) -> Stored:
@@ -1273,3 +1257,27 @@ def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
     split = data_split(spec, cand, config)
     starts, _, period = frame_times(spec, tasks(spec, cand, split, config))
     return starts, period
+
+
+def bound_parts(spec: GroupSpec, config: TX8Config) -> dict[str, int]:
+    """The parts of the group's lower bound in cycles: "ne" and "ct", its NE and CT work
+    spread over all tiles, and "ddr", its compulsory DDR bytes (inputs, constants and
+    outputs once) over the DDR bandwidth. No plan of the group beats the largest; the
+    per-group roofline analysis (bench/bench_group_roofline.py) says which one binds."""
+    tiles = config.tiles_per_chip
+    lanes = {"ne": 0, "ct": 0}
+    ddr = 0
+    for n in spec.nodes:
+        shape = n.slicer.loop_shape
+        if n.kind in ("load", "store"):
+            ddr += window_bytes(n.results[0].shape, ddr_side(spec, n), config)
+            continue
+        if n.kind == "ddr":  # its readers' transfers count what they fetch
+            continue
+        work = n.slicer.work(shape)
+        lane = node_lane(n, work)
+        if lane in lanes:
+            lanes[lane] += cycles(work, config).cycles - config.kernel_issue_cycles
+    ddr_cycles = math.ceil(ddr * config.clock_hz / config.ddr_bandwidth_bytes_per_s)
+    return {"ne": math.ceil(lanes["ne"] / tiles), "ct": math.ceil(lanes["ct"] / tiles),
+            "ddr": ddr_cycles}

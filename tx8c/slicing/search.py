@@ -39,6 +39,8 @@ from tx8c.slicing.steps import anchor_granules
 from tx8c.target.config import TX8Config
 
 MODES = ("default", "exhaustive")
+REDUCE_STEPS = 16
+"""The most pieces a reduction is cut into in time (each a step with a partial sum)."""
 
 
 @dataclass(frozen=True)
@@ -204,8 +206,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
     """Five phases: every sharding of the first `levels` levels (all by default) at the
     smallest split that fits (and, pipelined, at a few more steps along its first
     splittable dim); for the `refine` best shardings, every split along each dim and
-    pairs of dims; the reduction cut over idle tiles and in time, on the best plan and on
-    the unsharded one; deep pipelines for the best plans; a polish around the best."""
+    pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
+    best plan, the best shardings unsplit, the best sharding per count of busy tiles);
+    deep pipelines for the best plans; a polish around the best."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
@@ -238,14 +241,11 @@ def _default_search(spec, config, options, best: _Best) -> None:
             best.offer(spec, cand, config)
         for cand in _pairs(base, share, granules, order):
             best.offer(spec, cand, config)
-    bases = [best.plan.candidate] if best.plan is not None else []
-    bases += [Candidate(sharding, split) for _, sharding, split in scored
-              if sharding == none] or [Candidate(none, none)]  # nothing fits uncut
-    for base in bases:
+    for base in _reduce_bases(spec, best, scored, visited, granules, options,
+                              config.tiles_per_chip):
         used = _used_tiles(spec, base, granules)
-        if used < config.tiles_per_chip:
-            for cand in _reduce_candidates(spec, base, used, config):
-                best.offer(spec, cand, config)
+        for cand in _reduce_candidates(spec, base, used, config):
+            best.offer(spec, cand, config)
     if _deepen(spec, config, options, best, granules, order):
         _polish(spec, config, best, granules, order)
 
@@ -286,7 +286,8 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
     share = _share(spec.anchor_loops, base.sharding)
     reduces = [base.reduce]
     if base.reduce is not None and math.prod(base.reduce.split) > 1:
-        reduces.append(replace(base.reduce, split=(1,) * len(base.reduce.split)))
+        undone = replace(base.reduce, split=(1,) * len(base.reduce.split))
+        reduces.append(undone if math.prod(undone.sharding) > 1 else None)  # no cut left
     for d in sorted(order):
         for value in split_values(share[d], granules[d]):
             split = base.split[:d] + (value,) + base.split[d + 1:]
@@ -351,9 +352,33 @@ def _grow(split, share, granules, order) -> list[int] | None:
     return None
 
 
+def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: int
+                  ) -> list[Candidate]:
+    """The plans a reduction cut is tried on: the best plan so far; the `refine` best
+    shardings with their output unsplit (a group whose output is small but whose weights
+    are large wants the reduction streamed in time instead: each step loads a piece of
+    the weights); and for each count of tiles a sharding keeps busy, its best sharding
+    (the first visited when none fits uncut), unsplit and at its smallest split (idle
+    tiles can share the reduction: fewer rows per tile, the weights cut between tiles)."""
+    bases = [best.plan.candidate] if best.plan is not None else []
+    ones = (1,) * len(granules)
+    bases += [Candidate(sharding, ones) for _, sharding, _ in scored[: options.refine]]
+    per_used: dict[int, list[Candidate]] = {}
+    ranked = [(sharding, split) for _, sharding, split in scored]  # best first
+    for sharding, split in ranked + [(sharding, ones) for sharding in visited]:
+        used = _used_tiles(spec, Candidate(sharding, ones), granules)
+        if used not in per_used:
+            per_used[used] = [Candidate(sharding, ones), Candidate(sharding, split)]
+    for used, options_at in sorted(per_used.items()):
+        if used < tiles or not scored:
+            bases += options_at
+    return list(dict.fromkeys(bases))
+
+
 def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Candidate]:
     """Cutting the reduction of the group's NE node (or its only reducing node) on top of
-    `base`, which keeps `used` tiles busy: in time (psum) and over the idle tiles."""
+    `base`, which keeps `used` tiles busy: in time (psum; up to `REDUCE_STEPS` pieces)
+    and over the tiles the sharding leaves idle."""
     node = _reducing_node(spec)
     if node is None:
         return
@@ -361,8 +386,10 @@ def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Can
     if not any(d.cut for d in reduction):
         return
     spare = max(1, config.tiles_per_chip // max(1, used))
-    for split in _reduce_values(reduction, 8):
+    for split in _reduce_values(reduction, REDUCE_STEPS):
         for shard in _reduce_values(reduction, spare):
+            if math.prod(split) * math.prod(shard) == 1:
+                continue  # no cut: `base` itself
             for pipelined in (True, False):
                 yield Candidate(base.sharding, base.split, ReduceCut(node, shard, split),
                                 pipelined)
@@ -415,7 +442,7 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
     if node is not None:
         dims = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
         if any(d.cut for d in dims):
-            for split in _reduce_values(dims, 8):
+            for split in _reduce_values(dims, REDUCE_STEPS):
                 for shard in _reduce_values(dims, config.tiles_per_chip):
                     if math.prod(split) * math.prod(shard) > 1:
                         reductions.append(ReduceCut(node, shard, split))

@@ -278,6 +278,23 @@ def test_a_weight_only_a_reduction_cut_fits_gets_a_plan():
     assert check_plan(module, [a, b], plan.candidate, SMALL)
 
 
+def test_a_weight_is_streamed_in_time_when_every_tile_is_busy():
+    """The output of a Gemm spread over all 16 tiles with a 128 KiB weight (twice the
+    SPM): cutting K in time lets each step load a piece of the weight while the last
+    piece is multiplied, which beats holding a whole column block of the weight. The
+    search tries that cut on its best shardings, not only when tiles sit idle; the
+    plan's partial sums give the reference result."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((128, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 64)).astype(np.float32)
+    module = single(GemmOp, [a, b])
+    plan = search(group_spec(the_group(module)), SMALL)
+    cand = plan.candidate
+    assert plan.tiles == 16 and cand.reduce is not None
+    assert cand.reduce.sharding == (1,) and cand.reduce.split[0] > 1
+    assert check_plan(module, [a, b], cand, SMALL)
+
+
 def test_a_side_store_is_not_written_by_every_tile():
     """Gemm columns over 4 tiles while the LayerNorm's whole result is also stored: each
     tile would store it again, so the candidate is rejected (rows over tiles are fine)."""
