@@ -243,21 +243,23 @@ class OutputDir:
         except BaseException as e:  # raised again by the main thread, at commit
             self._ahead_error = e
 
-    def _join_ahead(self) -> None:
+    def _wait_ahead(self) -> BaseException | None:
+        """Wait for a write ahead; what it raised, if anything (taken: asked once)."""
         if self._ahead is not None:
             self._ahead.join()
             self._ahead = None
-        if self._ahead_error is not None:
-            error, self._ahead_error = self._ahead_error, None
+        error, self._ahead_error = self._ahead_error, None
+        return error
+
+    def _join_ahead(self) -> None:
+        error = self._wait_ahead()
+        if error is not None:
             raise error
 
     def discard(self) -> None:
         """The command failed: wait for a write ahead, then remove the staging directory
         and the parents made for it (the output directory is left as it was)."""
-        if self._ahead is not None:
-            self._ahead.join()
-            self._ahead = None
-        self._ahead_error = None
+        self._wait_ahead()  # the command's own error is the one to report
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
             _remove_created(self._created)

@@ -173,8 +173,7 @@ def _compile_outputs(args, out, result, records, options, shapes, target, progra
         progress("writing report.html")
         out.add("report.html", build_report(result.module, report, target, None, progress))
     out.commit()
-    planned = COMPILE_FILES
-    written = ", ".join(planned[:1] + planned[2:] + planned[1:2]
+    written = ", ".join(COMPILE_FILES[:1] + COMPILE_FILES[2:] + COMPILE_FILES[1:2]
                         + (["report.html"] if args.report else []))
     progress(f"wrote {out.path}/{{{written}}}")
     if not args.json:  # --quiet silences the progress, not the result

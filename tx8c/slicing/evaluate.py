@@ -250,6 +250,7 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
     if not config.noc_multicast or not loads or len(busy) < 2:
         return {}, {}
     out, senders = {}, {}
+    position = {t.index: k for k, t in enumerate(busy)}
     for n in loads:
         sharing: dict[Window, list[int]] = {}
         for t, loops in zip(busy, windows, strict=True):
@@ -259,7 +260,6 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
         hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
                    for other in group)
         out[n] = (len(sharing), hops)
-        position = {t.index: k for k, t in enumerate(busy)}
         source = {t: position[max(group)] for group in sharing.values() for t in group}
         senders[n] = tuple(source[t.index] for t in busy)
     return out, senders

@@ -369,9 +369,9 @@ def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: 
         used = _used_tiles(spec, Candidate(sharding, ones), granules)
         if used not in per_used:
             per_used[used] = [Candidate(sharding, ones), Candidate(sharding, split)]
-    for used, options_at in sorted(per_used.items()):
+    for used, at_count in sorted(per_used.items()):
         if used < tiles or not scored:
-            bases += options_at
+            bases += at_count
     return list(dict.fromkeys(bases))
 
 
