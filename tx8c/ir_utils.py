@@ -12,7 +12,8 @@ imports (passes never import other passes) or in a copy per pass:
   `aligned_along`, `channel_vector`, `masked`, `stack_along`;
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`, `function_bodies`, `is_compute_op` (what belongs in a group);
-  `body_and_terminator` and `move_to_end` (reordering the ops of a block);
+  `terminator_of`, `body_and_terminator` and `move_to_end` (reordering the ops of a
+  block);
 - constant sources (ops whose values depend on nothing at run time, Constant and
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
@@ -303,20 +304,24 @@ def _tx8be_step_class(cls: type[Operation]) -> bool:
     return cls.dialect_name() == "tx8be" and not cls.has_trait(IsTerminator)
 
 
+def terminator_of(block: Block) -> Operation | None:
+    """The terminator `block` ends with, or None."""
+    last = block.last_op
+    return last if last is not None and last.has_trait(IsTerminator) else None
+
+
 def body_and_terminator(block: Block) -> tuple[list[Operation], Operation | None]:
     """The ops of `block` in order without its terminator, and the terminator (None when
     the block does not end with one)."""
     ops = list(block.ops)
-    if ops and ops[-1].has_trait(IsTerminator):
-        return ops[:-1], ops[-1]
-    return ops, None
+    terminator = terminator_of(block)
+    return (ops[:-1] if terminator is not None else ops), terminator
 
 
 def move_to_end(block: Block, ops: Sequence[Operation]) -> None:
     """Move `ops` (ops of `block`), in this order, to the end of `block`: before its
     terminator when it has one."""
-    last = block.last_op
-    terminator = last if last is not None and last.has_trait(IsTerminator) else None
+    terminator = terminator_of(block)
     for op in ops:
         op.detach()
         if terminator is None:
