@@ -38,9 +38,10 @@ def _elem(a: np.ndarray) -> int:
 
 
 def check_model(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray], rtol=1e-5,
-                atol=1e-6, pipeline: bool = False):
-    """The model's outputs under tx8c equal onnxruntime's; returns the import result."""
-    expected = run_onnxruntime(model, inputs)
+                atol=1e-6, pipeline: bool = False, ort_optimize: bool = True):
+    """The model's outputs under tx8c equal onnxruntime's (with its graph optimisation
+    unless `ort_optimize` is False: see `run_onnxruntime`); returns the import result."""
+    expected = run_onnxruntime(model, inputs, optimize=ort_optimize)
     result = import_onnx(model)
     _compare(run_reference(result.module, dict(inputs)), expected, rtol, atol, "import")
     if pipeline:

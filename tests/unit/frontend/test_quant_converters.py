@@ -111,10 +111,10 @@ def test_qlinear_matmul_and_conv_int8() -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _float_cnn() -> onnx.ModelProto:
+def _float_cnn(rng: np.random.Generator) -> onnx.ModelProto:
     def init(name, shape):
         return onnx.numpy_helper.from_array(
-            (RNG.standard_normal(shape) * 0.3).astype(np.float32), name)
+            (rng.standard_normal(shape) * 0.3).astype(np.float32), name)
 
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
@@ -136,6 +136,9 @@ def _float_cnn() -> onnx.ModelProto:
     return model
 
 
+SEEDS = [(fmt, act) for fmt in ("QDQ", "QOperator") for act in ("QUInt8", "QInt8")]
+
+
 @pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
 @pytest.mark.parametrize("activations", ["QUInt8", "QInt8"])
 def test_models_from_onnxruntimes_quantiser(tmp_path, fmt, activations) -> None:
@@ -146,7 +149,9 @@ def test_models_from_onnxruntimes_quantiser(tmp_path, fmt, activations) -> None:
         quantize_static,
     )
 
-    samples = [{"x": RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    # a generator of its own: the data must not depend on which tests ran before
+    rng = np.random.default_rng(SEEDS.index((fmt, activations)))
+    samples = [{"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
                for _ in range(4)]
 
     class Reader(CalibrationDataReader):
@@ -156,7 +161,7 @@ def test_models_from_onnxruntimes_quantiser(tmp_path, fmt, activations) -> None:
         def get_next(self):
             return next(self.data, None)
 
-    onnx.save(_float_cnn(), tmp_path / "float.onnx")
+    onnx.save(_float_cnn(rng), tmp_path / "float.onnx")
     # QOperator form of Gemm and pooling are com.microsoft ops: quantise the convolutions
     only = {"op_types_to_quantize": ["Conv"]} if fmt == "QOperator" else {}
     quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "q.onnx"), Reader(),
@@ -166,5 +171,12 @@ def test_models_from_onnxruntimes_quantiser(tmp_path, fmt, activations) -> None:
     model = onnx.load(tmp_path / "q.onnx")
     used = {n.op_type for n in model.graph.node}
     assert used & {"QuantizeLinear", "QLinearConv", "DequantizeLinear"}, used
-    # requantisation rounds in float32 on both sides; a tie may land one step apart
-    check_model(model, samples[0], rtol=0, atol=0.05, pipeline=fmt == "QDQ")
+    # QDQ: onnxruntime's optimiser fuses QDQ into integer kernels that round (and on AVX2
+    # without VNNI saturate) otherwise than the ONNX definitions: seeds 7-9 of an earlier
+    # shared generator differed by 1-7 quantisation steps. Node by node, as the ONNX
+    # definitions say, tx8c matches to float rounding. QOperator: the reference is
+    # onnxruntime's own QLinearConv kernel, whose u8 x s8 products saturate there (0.02
+    # off on one seed of 24): one quantisation step of slack.
+    atol = 1e-5 if fmt == "QDQ" else 0.05
+    check_model(model, samples[0], rtol=0, atol=atol, pipeline=fmt == "QDQ",
+                ort_optimize=False)

@@ -79,13 +79,22 @@ def check_inputs(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> No
             raise Tx8Error(f"input '{name}' has dtype {value.dtype}, the model takes {dtype}.")
 
 
-def run_onnxruntime(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """The model's outputs under onnxruntime (CPU), in graph output order."""
+def run_onnxruntime(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray],
+                    optimize: bool = True) -> list[np.ndarray]:
+    """The model's outputs under onnxruntime (CPU), in graph output order.
+
+    `optimize=False` runs the graph node by node as written (no graph optimisation):
+    onnxruntime's optimiser fuses a QDQ model's DequantizeLinear -> op -> QuantizeLinear
+    into its own integer kernels, which may round or saturate otherwise than the ONNX
+    definition of each node (on AVX2 without VNNI an s8 x u8 product pair saturates in
+    int16), while the unoptimised run follows the definitions."""
     import onnxruntime as ort
 
     try:
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        if not optimize:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         sess = ort.InferenceSession(
             model.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
