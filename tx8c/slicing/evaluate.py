@@ -148,6 +148,25 @@ def _stored_bytes(shape, dtype: str, aligned: bool, config: TX8Config) -> int:
 # --------------------------------------------------------------------------------------
 
 
+RunSteps = tuple[tuple[int, int, frozenset[int]], ...]
+"""The steps of a tile at which a node runs: per loop dim that restricts them, (the
+dim's stride in steps, its step count, the indices along it that run the node); a step
+runs the node when its index along each of those dims is allowed (`runs_at`)."""
+
+
+def runs_at(steps: RunSteps, step: int) -> bool:
+    """Whether a node that runs at `steps` runs at `step`."""
+    return all((step // stride) % size in allowed for stride, size, allowed in steps)
+
+
+def run_count(steps: RunSteps, total: int) -> int:
+    """How many of `total` steps run a node that runs at `steps`."""
+    count = total
+    for _, size, allowed in steps:
+        count = count // size * len(allowed)
+    return count
+
+
 @dataclass(frozen=True)
 class Split:
     """What the data split gives: per node its largest loop slice and run count, per
@@ -167,6 +186,12 @@ class Split:
     busy tiles of the tile whose DDR read it gets (its own: it is a source)."""
     absent: tuple[frozenset[int], ...] = ()
     """Per busy tile, the nodes it never runs (a piece of a Split other tiles store)."""
+    runs: tuple[tuple[tuple[int, RunSteps], ...], ...] = ()
+    """Per busy tile, the steps at which it runs each node that some of the chip's steps
+    do not run at all (the pieces of a Split: a tile whose share crosses a piece
+    boundary stores one piece at its first steps, the next at the rest), where `counts`
+    (tile 0's, one probe per dim) cannot say it (`_piece_runs`); empty when no node is
+    missing from a step."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -235,8 +260,12 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     shared, senders = multicast_loads(spec, busy, windows, config)
     absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                    for loops in windows)
+    runs = ()
+    if any(absent) or any(loop is None for w in sizes for loop in w.loops):
+        runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
+                           granules, propagate)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared, senders, absent if any(absent) else ())
+                 shared, senders, absent if any(absent) else (), runs)
 
 
 def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
@@ -273,27 +302,33 @@ class TileClass:
     size: int
     absent: frozenset[int] = frozenset()
     receives: tuple[tuple[int, int], ...] = ()
+    runs: tuple[tuple[int, RunSteps], ...] = ()
+    """The steps at which its tiles run the nodes of `Split.runs` (the others: by their
+    task's count)."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
     """The busy tiles grouped by the work they do: the nodes they never run (the pieces
-    of a Split other tiles store) and, per load in `multicast`, whether they read it
-    from DDR (the source) or receive it over the NoC. Tiles of one class run the same
+    of a Split other tiles store), the steps at which they run the nodes some steps do
+    not run (`Split.runs`) and, per load in `multicast`, whether they read it from DDR
+    (the source) or receive it over the NoC. Tiles of one class run the same
     instructions; different classes run side by side and share the DDR (`estimate`).
     One class when every tile does the same work."""
     senders = {n: split.senders[n] for n in multicast if n in split.senders}
-    if not senders and not split.absent:
+    if not senders and not split.absent and not any(split.runs):
         return (TileClass(max(1, split.tiles)),)
-    busy = len(split.absent) if split.absent else len(next(iter(senders.values())))
+    busy = max(len(split.absent), len(split.runs),
+               max((len(s) for s in senders.values()), default=0))
     keys = [(split.absent[k] if split.absent else frozenset(),
-             frozenset(n for n, source in senders.items() if source[k] != k))
+             frozenset(n for n, source in senders.items() if source[k] != k),
+             split.runs[k] if split.runs else ())
             for k in range(busy)]
     order = list(dict.fromkeys(keys))
     out = []
     for key in order:
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
-        out.append(TileClass(keys.count(key), key[0], receives))
+        out.append(TileClass(keys.count(key), key[0], receives, key[2]))
     return tuple(out)
 
 
@@ -438,6 +473,85 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
         innermost = max(depends[n.index])
         counts.append(math.prod(len(dims[d]) for d in range(innermost + 1)))
     return tuple(counts)
+
+
+def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
+                propagate) -> tuple[tuple[tuple[int, RunSteps], ...], ...]:
+    """`Split.runs`: per busy tile, the steps at which it runs each node it runs at some
+    steps and not at others (its window is None there), and each node tile 0 never runs
+    (its `counts` entry says nothing of the others). A tile's steps are walked along one
+    dim at a time, the others at their first step (`_dim_walks`): a node missing from
+    some steps is missing by the pieces of one dim (a Split's axis), so the walk along
+    each dim says which of its indices run the node. Tiles whose shares have the same
+    stepped bounds and never-run nodes (`absent`, per busy tile) run the same steps:
+    walked once."""
+    late = late_nodes(spec, cand)
+    out, seen = [], {}
+    for tile, never in zip(busy, absent, strict=True):
+        pieces = _step_pieces(cand, tile.anchor, granules)
+        reduce_pieces = [] if cand.reduce is None else [
+            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
+                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        dims = [len(p) for p in pieces + reduce_pieces]
+        key = (tuple(p for p, n in zip(tile.anchor.pairs(), dims, strict=False) if n > 1),
+               tile.reduce, tuple(dims), never)
+        if key not in seen:
+            walks = _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate)
+            seen[key] = tuple((n.index, _steps_of(n.index, n.index in late, walks, dims))
+                              for n in spec.nodes if _partial(n.index, walks, absent[0]))
+        out.append(seen[key])
+    return tuple(out)
+
+
+def _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate) -> dict[int, list]:
+    """Per loop dim of more than one step, the node windows at each of its indices, the
+    other dims at their first step."""
+    walks = {}
+    for d, size in enumerate(dims):
+        if size > 1:
+            index = [0] * len(dims)
+            walks[d] = []
+            for i in range(size):
+                index[d] = i
+                anchor, red = _at(tile, pieces, reduce_pieces, index)
+                walks[d].append(propagate(anchor, _reduce(cand, red)).loops)
+    return walks
+
+
+def _partial(node: int, walks: dict[int, list], never: set[int]) -> bool:
+    """Whether the tile's walks find `node` run at some steps and not at others, or it
+    is a node tile 0 never runs that this tile runs."""
+    seen = [loops[node] is None for walk in walks.values() for loops in walk]
+    return (any(seen) and not all(seen)) or (node in never and not all(seen))
+
+
+def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) -> RunSteps:
+    """The steps at which the tile runs `node` (`steps.steps`' rule): where its window
+    exists and differs from the previous step's (a store, or what follows a reduction:
+    the next step's). Along the innermost dim its window depends on, the indices where
+    it exists and changes; along outer dims, those where it exists; inner dims, their
+    first (`late`: last) index."""
+    depends = [d for d, walk in walks.items()
+               if any(a[node] != b[node] for a, b in zip(walk, walk[1:]))]
+    innermost = max(depends, default=-1)
+    out = []
+    stride = math.prod(dims)
+    for d, size in enumerate(dims):
+        stride //= size
+        if size < 2:
+            continue
+        at = [loops[node] for loops in walks[d]]
+        here = [i for i in range(size) if at[i] is not None] or list(range(size))
+        if d > innermost:
+            allowed = {size - 1 if late else 0}
+        elif d < innermost:
+            allowed = set(here)
+        else:
+            step = 1 if late else -1
+            allowed = {i for i in here if not 0 <= i + step < size or at[i] != at[i + step]}
+        if len(allowed) < size:
+            out.append((stride, size, frozenset(allowed)))
+    return tuple(out)
 
 
 def _at(tile, pieces, reduce_pieces, index):
@@ -608,7 +722,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
     the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
     steps = schedule.steps
-    unit, short = _repeating_unit(ts, steps)
+    unit, short = _repeating_unit(ts, steps, schedule.classes)
     if (short + 1) * unit >= steps:
         total, busy = simulate_tile(spec, ts, schedule, config, steps)
     else:
@@ -623,11 +737,16 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     return math.ceil(total), out
 
 
-def _repeating_unit(ts: list[Task], steps: int) -> tuple[int, int]:
+def _repeating_unit(ts: list[Task], steps: int, classes: tuple[TileClass, ...] = ()
+                    ) -> tuple[int, int]:
     """(steps of the schedule's repeating unit, units `estimate` simulates one by one
-    before it extrapolates); it simulates every step when (short + 1) * unit >= steps."""
+    before it extrapolates); it simulates every step when (short + 1) * unit >= steps.
+    A node a tile class runs at given steps (`TileClass.runs`) repeats with its
+    outermost restricting dim."""
     repeats = [t.count for t in ts if 1 < t.count]
     unit = steps // min(repeats) if repeats else steps
+    unit = max([unit] + [stride * size for tc in classes for _, at in tc.runs
+                         for stride, size, _ in at])
     return unit, max(1, -(-EXACT_STEPS // unit))
 
 
@@ -650,7 +769,7 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
     every candidate of the bundled examples)."""
     steps = schedule.steps
-    unit, short = _repeating_unit(ts, steps)
+    unit, short = _repeating_unit(ts, steps, schedule.classes)
     if (short + 1) * unit < steps:
         return 0
     lsu = float(config.lsu_bytes_per_cycle)
@@ -660,10 +779,12 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     for tc in schedule.classes or (TileClass(schedule.tiles),):
         work: dict[str, float] = {}
         runs_total = 0
+        at = dict(tc.runs)
         for t in ts:
             if not _runs_on(t, tc):
                 continue
-            runs = steps // max(1, steps // max(1, t.count))
+            runs = steps // max(1, steps // max(1, t.count)) if t.node not in at \
+                else run_count(at[t.node], steps)
             fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
             fixed = t.cycles - t.ddr if t.ddr else t.cycles
             work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
@@ -736,13 +857,16 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     # per task, the classes that run it: (class, its stream count, a delivery's source)
-    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node))
+    # and the steps it runs the task at, when they are not the task's count's
+    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
+                     dict(tc.runs).get(t.node))
                     for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
     for step in range(count):
         for t, classes_of in runners:
-            if not _runs(t, step, schedule.steps, schedule.late, count):
-                continue
-            for c, chip_streams, source in classes_of:
+            by_count = _runs(t, step, schedule.steps, schedule.late, count)
+            for c, chip_streams, source, steps_at in classes_of:
+                if not (by_count if steps_at is None else runs_at(steps_at, step)):
+                    continue
                 i = len(lane)
                 need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
                         if not r.is_input and (c, r.node) in latest]
@@ -1228,13 +1352,20 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
     )
 
 
+def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
+    """The nodes that run at the end of their steps: stores, and what follows a
+    reduction (after its last piece)."""
+    late = {n.index for n in spec.nodes if n.kind == "store"}
+    if cand.reduce is not None:
+        late |= downstream_of(spec, cand.reduce.node)
+    return late
+
+
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
                 buffers: list[Buffer], ts: list[Task]) -> Schedule:
     """The estimate's view of a candidate's steps, buffers and tile classes
     (`Schedule`)."""
-    late = {n.index for n in spec.nodes if n.kind == "store"}
-    if cand.reduce is not None:
-        late |= downstream_of(spec, cand.reduce.node)
+    late = late_nodes(spec, cand)
     copies: dict[str, int] = {}
     for b in buffers:
         name = b.name.rsplit("#", 1)[0]
