@@ -9,7 +9,11 @@ what its kernel costs (a node none of them runs - a piece of an anchor Split tha
 other tiles compute - is sized from the first step that runs it). Which split dims a
 node's window depends on (probed by moving one step along each dim) says how often it
 runs: a weight that does not depend on the inner loops is loaded once per outer
-iteration (hoisted).
+iteration (hoisted). A node some steps do not run at all (a piece of a Split: a tile
+whose share crosses a piece boundary stores one piece at its first steps and the next at
+the others, and tiles of other shares store other pieces) gets, per busy tile, the steps
+that run it (`Split.runs`), from walking each loop dim's steps: one probe per dim says
+neither which steps a piece runs at nor how often a tile runs a piece tile 0 never runs.
 
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
@@ -757,7 +761,8 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
     when its lane is free), so the last finish on a lane is at least the sum of its
     instructions' durations. Task t runs at least steps // every times (`_runs`: once in
-    every `every` = steps // count steps); each run holds its lane for its fixed part
+    every `every` = steps // count steps; a node of its tile class's `runs`: at the
+    steps `runs_at` allows, `run_count` of them); each run holds its lane for its fixed part
     (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
     min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
     tiles streaming like it (the chip's streams at any moment include its own); a
