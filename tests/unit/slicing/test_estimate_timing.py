@@ -4,6 +4,8 @@ instructions (`tx8c.sim.cmodel_v2`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -12,11 +14,14 @@ from tx8c.codegen.lower import group_plan
 from tx8c.dialect.ops.movement import SplitOp
 from tx8c.sim.cmodel_v2 import simulate
 from tx8c.slicing.evaluate import (
+    Schedule,
     Task,
     TileClass,
     _event_run,
+    _repeating_unit,
     _runs,
     data_split,
+    estimate,
     runs_at,
     tile_classes,
 )
@@ -173,3 +178,29 @@ def test_tiles_that_store_another_piece_than_tile_0_store_it_every_step(monkeypa
     module, program, _ = compiled_with(monkeypatch, module, cand)
     simulated = simulate(program, module).cycles
     assert abs(group_plan(the_group(module)).cycles / simulated - 1) <= 0.01
+
+
+def test_the_repeating_unit_is_a_whole_rotation_of_every_buffer():
+    """A load run every step writes a buffer of 2 copies, the compute it feeds one of 3:
+    the instructions repeat every lcm(2, 3) = 6 steps (ResNet-50's Conv+Add+Relu: its
+    steps alternated 573 / 730 cycles, and the difference of 12 and 13 steps took the
+    cheap one: 0.91 of cmodel v2). EXACT_STEPS = 12 is 2 units. A load run once (its
+    one copy) does not rotate: the unit is the compute's 3 steps, 4 of them simulated."""
+    ts = [Task(0, "ld", 100, 56, 0), Task(1, "ct", 50, 56, 1)]
+    schedule = Schedule(56, 1, frozenset(), ((0, (1,), 2), (1, (), 3)))
+    assert _repeating_unit(ts, schedule) == (6, 2)
+    hoisted = Schedule(56, 1, frozenset(), ((0, (1,), 1), (1, (), 3)))
+    assert _repeating_unit([replace(ts[0], count=1), ts[1]], hoisted) == (3, 4)
+
+
+def test_the_extrapolated_estimate_counts_the_steps_past_the_last_whole_unit():
+    """29 steps of one 100-cycle load, its buffer of 2 copies: unit 2, 6 units simulated
+    (13 and 15 steps: the 29 % 2 = 1 step past the last whole unit in both), 7 more
+    units of 200 cycles: 1500 + 7 * 200 = 2900 = 29 * 100 (runs of whole units only,
+    12 and 14 steps, and 14 - 6 - 1 units more, would count 28 steps: 2800)."""
+    spec = group_spec(the_group(_split_group(64, 768)))
+    load = next(n.index for n in spec.nodes if n.kind == "load")
+    ts = [Task(load, "ld", 100, 29, 0)]
+    schedule = Schedule(29, 1, frozenset(), ((load, (), 2),))
+    assert _repeating_unit(ts, schedule) == (2, 6)
+    assert estimate(spec, ts, schedule, DEFAULT_CONFIG)[0] == 2900
