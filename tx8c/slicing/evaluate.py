@@ -196,6 +196,11 @@ class Split:
     boundary stores one piece at its first steps, the next at the rest), where `counts`
     (tile 0's, one probe per dim) cannot say it (`_piece_runs`); empty when no node is
     missing from a step."""
+    shares: tuple[int, ...] = ()
+    """Per busy tile, its share's slices: 0, `slice_shapes` (tile 0's share, the
+    largest); k, `share_slices[k - 1]` (a smaller share: the last tile of a dim the
+    tiles do not divide evenly). Empty when every busy share has tile 0's shape."""
+    share_slices: tuple[tuple[tuple[int, ...] | None, ...], ...] = ()
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -268,8 +273,42 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     if any(absent) or any(loop is None for w in sizes for loop in w.loops):
         runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
                            granules, propagate)
+    share_of, share_slices = _share_slices(spec, cand, busy, slice_shapes, granules,
+                                           propagate)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared, senders, absent if any(absent) else (), runs)
+                 shared, senders, absent if any(absent) else (), runs, share_of,
+                 share_slices)
+
+
+def _share_slices(spec, cand, busy, largest, granules, propagate
+                  ) -> tuple[tuple[int, ...], tuple[tuple, ...]]:
+    """(`Split.shares`, `Split.share_slices`): the busy shares whose shape is not tile
+    0's (a dim the tiles do not divide evenly leaves the last tile less), each with its
+    largest slices over its first, middle and last step (a node none of them runs keeps
+    `largest`'s). Empty when every busy share has tile 0's shape."""
+    def shape(tile):
+        return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
+
+    kinds = {shape(busy[0]): 0} if busy else {}
+    for tile in busy:
+        kinds.setdefault(shape(tile), len(kinds))
+    if len(kinds) < 2:
+        return (), ()
+    out = []
+    for tile in busy:
+        if kinds[shape(tile)] != len(out) + 1:
+            continue
+        pieces = _step_pieces(cand, tile.anchor, granules)
+        reduce_pieces = [] if cand.reduce is None else [
+            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
+                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        samples = [propagate(a, _reduce(cand, r)) for a, r in (
+            _sample(tile, pieces, reduce_pieces, which)
+            for which in ("first", "middle", "last"))]
+        slices = _largest(spec, samples)[0]
+        out.append(tuple(own if own is not None else big
+                         for own, big in zip(slices, largest, strict=True)))
+    return tuple(kinds[shape(t)] for t in busy), tuple(out)
 
 
 def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
@@ -309,6 +348,8 @@ class TileClass:
     runs: tuple[tuple[int, RunSteps], ...] = ()
     """The steps at which its tiles run the nodes of `Split.runs` (the others: by their
     task's count)."""
+    share: int = 0
+    """Its tiles' share slices (`Split.shares`: 0, the tasks' own)."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
@@ -319,20 +360,21 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
     instructions; different classes run side by side and share the DDR (`estimate`).
     One class when every tile does the same work."""
     senders = {n: split.senders[n] for n in multicast if n in split.senders}
-    if not senders and not split.absent and not any(split.runs):
+    if not senders and not split.absent and not any(split.runs) and not split.shares:
         return (TileClass(max(1, split.tiles)),)
-    busy = max(len(split.absent), len(split.runs),
+    busy = max(len(split.absent), len(split.runs), len(split.shares),
                max((len(s) for s in senders.values()), default=0))
     keys = [(split.absent[k] if split.absent else frozenset(),
              frozenset(n for n, source in senders.items() if source[k] != k),
-             split.runs[k] if split.runs else ())
+             split.runs[k] if split.runs else (),
+             split.shares[k] if split.shares else 0)
             for k in range(busy)]
     order = list(dict.fromkeys(keys))
     out = []
     for key in order:
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
-        out.append(TileClass(keys.count(key), key[0], receives, key[2]))
+        out.append(TileClass(keys.count(key), key[0], receives, key[2], key[3]))
     return tuple(out)
 
 
@@ -624,17 +666,48 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
             continue
         work = n.slicer.work(shape)
         lanes[n.index] = node_lane(n, work)
-        took = cycles(work, config, streaming_tiles=split.tiles)
-        ddr = sum(t.ddr for t in work.transfers) and took.cycles - config.dma_setup_cycles \
-            * len(work.transfers)
-        sources, hops, nbytes = _multicast_pays(n.index, work, took.cycles, split, config)
-        out.append(Task(n.index, lanes[n.index], took.cycles, split.counts[n.index], 0,
-                        max(0, ddr), sources))
+        took, ddr = _work_cycles(work, split, config)
+        sources, hops, nbytes = _multicast_pays(n.index, work, took, split, config)
+        out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0, ddr,
+                        sources))
         if sources:
             out.append(Task(n.index, "noc", noc_multicast_cycles(nbytes, hops, config),
                             split.counts[n.index], 0, delivers=True,
                             tail=hops * config.noc_hop_cycles))
     return tuple(out), lanes
+
+
+def _work_cycles(work, split: Split, config: TX8Config) -> tuple[int, int]:
+    """(cycles, of them streaming from or to DDR at the tile's full share) of a slice's
+    work with `split.tiles` tiles streaming."""
+    took = cycles(work, config, streaming_tiles=split.tiles).cycles
+    ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles \
+        * len(work.transfers)
+    return took, max(0, ddr)
+
+
+def share_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
+                config: TX8Config) -> tuple[tuple[tuple[int, str], int, int], ...]:
+    """((node, lane), cycles, DDR cycles) of the node tasks `ts` on the tiles of a
+    smaller share (`Split.shares`: `share` > 0) where they differ from the tasks' own
+    (tile 0's share). A multicast keeps tile 0's choice (the lowering's, for every
+    tile); its delivery moves this share's window."""
+    shapes = split.share_slices[share - 1]
+    out = []
+    for t in ts:
+        shape = shapes[t.node]
+        if shape is None or shape == split.slice_shapes[t.node] or (
+                t.lane == "noc" and not t.delivers):
+            continue
+        work = spec.nodes[t.node].slicer.work(shape)
+        if t.delivers:
+            hops = split.multicast[t.node][1]
+            cost = (noc_multicast_cycles(cycles(work, config).bytes, hops, config), 0)
+        else:
+            cost = _work_cycles(work, split, config)
+        if cost != (t.cycles, t.ddr):
+            out.append(((t.node, t.lane), *cost))
+    return tuple(out)
 
 
 def _multicast_pays(node: int, work, alone: int, split: Split, config: TX8Config
@@ -705,6 +778,9 @@ class Schedule:
     `tiles`)."""
     classes: tuple[TileClass, ...] = ()
     """The busy tiles by the work they do (`tile_classes`); empty: one class."""
+    costs: tuple[tuple[tuple[tuple[int, str], int, int], ...], ...] = ()
+    """Per class, its tasks' (cycles, DDR cycles) where its share's slices make them
+    differ from the tasks' own (`share_costs`); empty: none differ."""
 
 
 EXACT_STEPS = 12
@@ -792,22 +868,32 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
     bound = 0
-    for tc in schedule.classes or (TileClass(schedule.tiles),):
+    for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)):
         work: dict[str, float] = {}
         runs_total = 0
         at = dict(tc.runs)
+        own = _class_costs(schedule, c)
         for t in ts:
             if not _runs_on(t, tc):
                 continue
             runs = steps // max(1, steps // max(1, t.count)) if t.node not in at \
                 else run_count(at[t.node], steps)
             fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
-            fixed = t.cycles - t.ddr if t.ddr else t.cycles
-            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+            took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
+            fixed = took - streamed if streamed else took
+            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + streamed / fastest)
             runs_total += runs
         busiest = max(work.values(), default=0.0)
         bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
     return bound
+
+
+def _class_costs(schedule: Schedule, c: int) -> dict[tuple[int, str], tuple[int, int]]:
+    """Class c's (cycles, DDR cycles) per (node, lane) where its share makes them
+    differ from its tasks' (`Schedule.costs`)."""
+    if not schedule.costs:
+        return {}
+    return {key: (took, ddr) for key, took, ddr in schedule.costs[c]}
 
 
 def _late(t: Task, late: frozenset[int]) -> bool:
@@ -873,14 +959,17 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     # per task, the classes that run it: (class, its stream count, a delivery's source)
-    # and the steps it runs the task at, when they are not the task's count's
+    # and the steps it runs the task at, when they are not the task's count's, and the
+    # task's (cycles, DDR cycles) on the class's share
+    costs = [_class_costs(schedule, c) for c in range(len(classes))]
     runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
-                     dict(tc.runs).get(t.node))
+                     dict(tc.runs).get(t.node),
+                     costs[c].get((t.node, t.lane), (t.cycles, t.ddr)))
                     for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
     for step in range(count):
         for t, classes_of in runners:
             by_count = _runs(t, step, schedule.steps, schedule.late, count)
-            for c, chip_streams, source, steps_at in classes_of:
+            for c, chip_streams, source, steps_at, (took, streamed) in classes_of:
                 if not (by_count if steps_at is None else runs_at(steps_at, step)):
                     continue
                 i = len(lane)
@@ -908,8 +997,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 lane.append((c, t.lane))
                 at = (step + t.stage) * period + starts.get(t.node, 0)
                 key.append((at, t.node, i))
-                fixed.append(t.cycles - t.ddr if t.ddr else t.cycles)
-                stream.append(t.ddr)
+                fixed.append(took - streamed if streamed else took)
+                stream.append(streamed)
                 deps.append(need)
                 streams.append(chip_streams)
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
@@ -1320,7 +1409,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers, ts)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts, config)
     placed = None
     if allocate_spm:
         try:
@@ -1378,7 +1467,7 @@ def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
 
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer], ts: list[Task]) -> Schedule:
+                buffers: list[Buffer], ts: list[Task], config: TX8Config) -> Schedule:
     """The estimate's view of a candidate's steps, buffers and tile classes
     (`Schedule`)."""
     late = late_nodes(spec, cand)
@@ -1389,10 +1478,12 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     owners = 0
     if cand.reduce is not None:
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
+    classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
+    costs = tuple(share_costs(spec, split, tc.share, ts, config) if tc.share else ()
+                  for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand), owners,
-        tile_classes(split, frozenset(t.node for t in ts if t.delivers)))
+        accumulating(cand), owners, classes, costs if any(costs) else ())
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
