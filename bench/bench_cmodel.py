@@ -9,6 +9,11 @@ lower bound, the estimate and the simulated latency of the model and the worst g
 (estimate / simulated, in the run and with each group alone on the chip: `serialized`),
 and - with --functional - the time of a full cmodel v2 run (bytes and timing) on random
 inputs. Prints tables; asserts nothing.
+
+A group's estimate is the group with the chip to itself (made while its plan is
+searched, before its neighbours' plans exist), so `alone<=5%` is the per-group
+criterion; `grp<=5%` is the group's span in the run, where the groups of one barrier
+epoch share the DDR and their spans overlap (bench/README "Round 4 (branch runcnt)").
 """
 
 from __future__ import annotations

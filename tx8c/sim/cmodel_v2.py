@@ -45,8 +45,9 @@ destinations side by side as the source's Dma reads them; they count once in the
 traffic, in that Dma). Reads happen when an instruction starts, writes when it
 finishes, so an order the dependencies do not enforce shows up in the answer.
 
-Results: the outputs, and `Timing` (latency of the model, per group the span from its
-first start to its last finish, busy cycles per engine lane, DDR bytes moved).
+Results: the outputs, and `Timing` (latency of the model, per group the longest time
+one of its tiles spends in it - from entering it to its last finish there -, busy cycles
+per engine lane, DDR bytes moved).
 """
 
 from __future__ import annotations
@@ -536,6 +537,8 @@ class _Simulation:
         self.config = model.config
         self.ops: list[_Op] = []
         self.tile_groups: dict[int, list[tuple[int, list[int]]]] = {}
+        self.entered: dict[tuple[int, int], float] = {}
+        """(group position, tile) -> when the tile entered the group (`run`)."""
         self._build()
 
     # -- the instructions, their durations and dependencies --------------------------------
@@ -701,6 +704,7 @@ class _Simulation:
                 current[t] = (g, ids)
                 last_group[t] = g
                 entered[t] = now
+                self.entered[(g, t)] = now
                 unfinished[t] = len(ids)
                 self.model.written[t] = {}
                 self.model.valid_from[t] = ids[0] if ids else len(ops)
@@ -802,14 +806,18 @@ class _Simulation:
                                        self.config))
 
     def _timing(self, busy: dict[str, float]) -> Timing:
-        """A group's latency: the longest time one of its tiles spends in it (first
-        start to last finish on that tile), which excludes the time a tile waits for
-        other groups of its epoch sharing it."""
+        """A group's latency: the longest time one of its tiles spends in it (from when
+        the tile entered it to its last finish there), which excludes the time a tile
+        waits for other groups of its epoch sharing it, and includes the time its first
+        instruction waits for another tile of the group (a multicast's receiver waits
+        for its source's read: from the receiver's first start, the read was left
+        out)."""
         spans: dict[tuple[int, int], list[float]] = {}
         for op in self.ops:
             gid = self.program.groups[op.group].group_id
-            span = spans.setdefault((gid, op.tile), [op.start, op.finish])
-            span[0], span[1] = min(span[0], op.start), max(span[1], op.finish)
+            begin = self.entered[(op.group, op.tile)]
+            span = spans.setdefault((gid, op.tile), [begin, op.finish])
+            span[1] = max(span[1], op.finish)
         group_cycles: dict[int, int] = {}
         for (gid, _), (a, b) in spans.items():
             group_cycles[gid] = max(group_cycles.get(gid, 0), int(np.ceil(b - a)))

@@ -9,7 +9,11 @@ what its kernel costs (a node none of them runs - a piece of an anchor Split tha
 other tiles compute - is sized from the first step that runs it). Which split dims a
 node's window depends on (probed by moving one step along each dim) says how often it
 runs: a weight that does not depend on the inner loops is loaded once per outer
-iteration (hoisted).
+iteration (hoisted). A node some steps do not run at all (a piece of a Split: a tile
+whose share crosses a piece boundary stores one piece at its first steps and the next at
+the others, and tiles of other shares store other pieces) gets, per busy tile, the steps
+that run it (`Split.runs`), from walking each loop dim's steps: one probe per dim says
+neither which steps a piece runs at nor how often a tile runs a piece tile 0 never runs.
 
 **Software pipeline.** The seed's TS_SwPipeline lays a step's ops out over the engines
 (ld, st, ne, ct, tdma, and noc for partial sums across tiles) and overlaps consecutive
@@ -148,6 +152,25 @@ def _stored_bytes(shape, dtype: str, aligned: bool, config: TX8Config) -> int:
 # --------------------------------------------------------------------------------------
 
 
+RunSteps = tuple[tuple[int, int, frozenset[int]], ...]
+"""The steps of a tile at which a node runs: per loop dim that restricts them, (the
+dim's stride in steps, its step count, the indices along it that run the node); a step
+runs the node when its index along each of those dims is allowed (`runs_at`)."""
+
+
+def runs_at(steps: RunSteps, step: int) -> bool:
+    """Whether a node that runs at `steps` runs at `step`."""
+    return all((step // stride) % size in allowed for stride, size, allowed in steps)
+
+
+def run_count(steps: RunSteps, total: int) -> int:
+    """How many of `total` steps run a node that runs at `steps`."""
+    count = total
+    for _, size, allowed in steps:
+        count = count // size * len(allowed)
+    return count
+
+
 @dataclass(frozen=True)
 class Split:
     """What the data split gives: per node its largest loop slice and run count, per
@@ -167,6 +190,17 @@ class Split:
     busy tiles of the tile whose DDR read it gets (its own: it is a source)."""
     absent: tuple[frozenset[int], ...] = ()
     """Per busy tile, the nodes it never runs (a piece of a Split other tiles store)."""
+    runs: tuple[tuple[tuple[int, RunSteps], ...], ...] = ()
+    """Per busy tile, the steps at which it runs each node that some of the chip's steps
+    do not run at all (the pieces of a Split: a tile whose share crosses a piece
+    boundary stores one piece at its first steps, the next at the rest), where `counts`
+    (tile 0's, one probe per dim) cannot say it (`_piece_runs`); empty when no node is
+    missing from a step."""
+    shares: tuple[int, ...] = ()
+    """Per busy tile, its share's slices: 0, `slice_shapes` (tile 0's share, the
+    largest); k, `share_slices[k - 1]` (a smaller share: the last tile of a dim the
+    tiles do not divide evenly). Empty when every busy share has tile 0's shape."""
+    share_slices: tuple[tuple[tuple[int, ...] | None, ...], ...] = ()
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -235,8 +269,46 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     shared, senders = multicast_loads(spec, busy, windows, config)
     absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                    for loops in windows)
+    runs = ()
+    if any(absent) or any(loop is None for w in sizes for loop in w.loops):
+        runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
+                           granules, propagate)
+    share_of, share_slices = _share_slices(spec, cand, busy, slice_shapes, granules,
+                                           propagate)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared, senders, absent if any(absent) else ())
+                 shared, senders, absent if any(absent) else (), runs, share_of,
+                 share_slices)
+
+
+def _share_slices(spec, cand, busy, largest, granules, propagate
+                  ) -> tuple[tuple[int, ...], tuple[tuple, ...]]:
+    """(`Split.shares`, `Split.share_slices`): the busy shares whose shape is not tile
+    0's (a dim the tiles do not divide evenly leaves the last tile less), each with its
+    largest slices over its first, middle and last step (a node none of them runs keeps
+    `largest`'s). Empty when every busy share has tile 0's shape."""
+    def shape(tile):
+        return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
+
+    kinds = {shape(busy[0]): 0} if busy else {}
+    for tile in busy:
+        kinds.setdefault(shape(tile), len(kinds))
+    if len(kinds) < 2:
+        return (), ()
+    out = []
+    for tile in busy:
+        if kinds[shape(tile)] != len(out) + 1:
+            continue
+        pieces = _step_pieces(cand, tile.anchor, granules)
+        reduce_pieces = [] if cand.reduce is None else [
+            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
+                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        samples = [propagate(a, _reduce(cand, r)) for a, r in (
+            _sample(tile, pieces, reduce_pieces, which)
+            for which in ("first", "middle", "last"))]
+        slices = _largest(spec, samples)[0]
+        out.append(tuple(own if own is not None else big
+                         for own, big in zip(slices, largest, strict=True)))
+    return tuple(kinds[shape(t)] for t in busy), tuple(out)
 
 
 def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
@@ -273,27 +345,36 @@ class TileClass:
     size: int
     absent: frozenset[int] = frozenset()
     receives: tuple[tuple[int, int], ...] = ()
+    runs: tuple[tuple[int, RunSteps], ...] = ()
+    """The steps at which its tiles run the nodes of `Split.runs` (the others: by their
+    task's count)."""
+    share: int = 0
+    """Its tiles' share slices (`Split.shares`: 0, the tasks' own)."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
     """The busy tiles grouped by the work they do: the nodes they never run (the pieces
-    of a Split other tiles store) and, per load in `multicast`, whether they read it
-    from DDR (the source) or receive it over the NoC. Tiles of one class run the same
+    of a Split other tiles store), the steps at which they run the nodes some steps do
+    not run (`Split.runs`) and, per load in `multicast`, whether they read it from DDR
+    (the source) or receive it over the NoC. Tiles of one class run the same
     instructions; different classes run side by side and share the DDR (`estimate`).
     One class when every tile does the same work."""
     senders = {n: split.senders[n] for n in multicast if n in split.senders}
-    if not senders and not split.absent:
+    if not senders and not split.absent and not any(split.runs) and not split.shares:
         return (TileClass(max(1, split.tiles)),)
-    busy = len(split.absent) if split.absent else len(next(iter(senders.values())))
+    busy = max(len(split.absent), len(split.runs), len(split.shares),
+               max((len(s) for s in senders.values()), default=0))
     keys = [(split.absent[k] if split.absent else frozenset(),
-             frozenset(n for n, source in senders.items() if source[k] != k))
+             frozenset(n for n, source in senders.items() if source[k] != k),
+             split.runs[k] if split.runs else (),
+             split.shares[k] if split.shares else 0)
             for k in range(busy)]
     order = list(dict.fromkeys(keys))
     out = []
     for key in order:
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
-        out.append(TileClass(keys.count(key), key[0], receives))
+        out.append(TileClass(keys.count(key), key[0], receives, key[2], key[3]))
     return tuple(out)
 
 
@@ -440,6 +521,85 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
     return tuple(counts)
 
 
+def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
+                propagate) -> tuple[tuple[tuple[int, RunSteps], ...], ...]:
+    """`Split.runs`: per busy tile, the steps at which it runs each node it runs at some
+    steps and not at others (its window is None there), and each node tile 0 never runs
+    (its `counts` entry says nothing of the others). A tile's steps are walked along one
+    dim at a time, the others at their first step (`_dim_walks`): a node missing from
+    some steps is missing by the pieces of one dim (a Split's axis), so the walk along
+    each dim says which of its indices run the node. Tiles whose shares have the same
+    stepped bounds and never-run nodes (`absent`, per busy tile) run the same steps:
+    walked once."""
+    late = late_nodes(spec, cand)
+    out, seen = [], {}
+    for tile, never in zip(busy, absent, strict=True):
+        pieces = _step_pieces(cand, tile.anchor, granules)
+        reduce_pieces = [] if cand.reduce is None else [
+            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
+                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        dims = [len(p) for p in pieces + reduce_pieces]
+        key = (tuple(p for p, n in zip(tile.anchor.pairs(), dims, strict=False) if n > 1),
+               tile.reduce, tuple(dims), never)
+        if key not in seen:
+            walks = _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate)
+            seen[key] = tuple((n.index, _steps_of(n.index, n.index in late, walks, dims))
+                              for n in spec.nodes if _partial(n.index, walks, absent[0]))
+        out.append(seen[key])
+    return tuple(out)
+
+
+def _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate) -> dict[int, list]:
+    """Per loop dim of more than one step, the node windows at each of its indices, the
+    other dims at their first step."""
+    walks = {}
+    for d, size in enumerate(dims):
+        if size > 1:
+            index = [0] * len(dims)
+            walks[d] = []
+            for i in range(size):
+                index[d] = i
+                anchor, red = _at(tile, pieces, reduce_pieces, index)
+                walks[d].append(propagate(anchor, _reduce(cand, red)).loops)
+    return walks
+
+
+def _partial(node: int, walks: dict[int, list], never: set[int]) -> bool:
+    """Whether the tile's walks find `node` run at some steps and not at others, or it
+    is a node tile 0 never runs that this tile runs."""
+    seen = [loops[node] is None for walk in walks.values() for loops in walk]
+    return (any(seen) and not all(seen)) or (node in never and not all(seen))
+
+
+def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) -> RunSteps:
+    """The steps at which the tile runs `node` (`steps.steps`' rule): where its window
+    exists and differs from the previous step's (a store, or what follows a reduction:
+    the next step's). Along the innermost dim its window depends on, the indices where
+    it exists and changes; along outer dims, those where it exists; inner dims, their
+    first (`late`: last) index."""
+    depends = [d for d, walk in walks.items()
+               if any(a[node] != b[node] for a, b in zip(walk, walk[1:]))]
+    innermost = max(depends, default=-1)
+    out = []
+    stride = math.prod(dims)
+    for d, size in enumerate(dims):
+        stride //= size
+        if size < 2:
+            continue
+        at = [loops[node] for loops in walks[d]]
+        here = [i for i in range(size) if at[i] is not None] or list(range(size))
+        if d > innermost:
+            allowed = {size - 1 if late else 0}
+        elif d < innermost:
+            allowed = set(here)
+        else:
+            step = 1 if late else -1
+            allowed = {i for i in here if not 0 <= i + step < size or at[i] != at[i + step]}
+        if len(allowed) < size:
+            out.append((stride, size, frozenset(allowed)))
+    return tuple(out)
+
+
 def _at(tile, pieces, reduce_pieces, index):
     anchor = Window.of([(lo + p[i][0], lo + p[i][1]) for (lo, _), p, i in
                         zip(tile.anchor.pairs(), pieces, index, strict=False)])
@@ -506,17 +666,48 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
             continue
         work = n.slicer.work(shape)
         lanes[n.index] = node_lane(n, work)
-        took = cycles(work, config, streaming_tiles=split.tiles)
-        ddr = sum(t.ddr for t in work.transfers) and took.cycles - config.dma_setup_cycles \
-            * len(work.transfers)
-        sources, hops, nbytes = _multicast_pays(n.index, work, took.cycles, split, config)
-        out.append(Task(n.index, lanes[n.index], took.cycles, split.counts[n.index], 0,
-                        max(0, ddr), sources))
+        took, ddr = _work_cycles(work, split, config)
+        sources, hops, nbytes = _multicast_pays(n.index, work, took, split, config)
+        out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0, ddr,
+                        sources))
         if sources:
             out.append(Task(n.index, "noc", noc_multicast_cycles(nbytes, hops, config),
                             split.counts[n.index], 0, delivers=True,
                             tail=hops * config.noc_hop_cycles))
     return tuple(out), lanes
+
+
+def _work_cycles(work, split: Split, config: TX8Config) -> tuple[int, int]:
+    """(cycles, of them streaming from or to DDR at the tile's full share) of a slice's
+    work with `split.tiles` tiles streaming."""
+    took = cycles(work, config, streaming_tiles=split.tiles).cycles
+    ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles \
+        * len(work.transfers)
+    return took, max(0, ddr)
+
+
+def share_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
+                config: TX8Config) -> tuple[tuple[tuple[int, str], int, int], ...]:
+    """((node, lane), cycles, DDR cycles) of the node tasks `ts` on the tiles of a
+    smaller share (`Split.shares`: `share` > 0) where they differ from the tasks' own
+    (tile 0's share). A multicast keeps tile 0's choice (the lowering's, for every
+    tile); its delivery moves this share's window."""
+    shapes = split.share_slices[share - 1]
+    out = []
+    for t in ts:
+        shape = shapes[t.node]
+        if shape is None or shape == split.slice_shapes[t.node] or (
+                t.lane == "noc" and not t.delivers):
+            continue
+        work = spec.nodes[t.node].slicer.work(shape)
+        if t.delivers:
+            hops = split.multicast[t.node][1]
+            cost = (noc_multicast_cycles(cycles(work, config).bytes, hops, config), 0)
+        else:
+            cost = _work_cycles(work, split, config)
+        if cost != (t.cycles, t.ddr):
+            out.append(((t.node, t.lane), *cost))
+    return tuple(out)
 
 
 def _multicast_pays(node: int, work, alone: int, split: Split, config: TX8Config
@@ -587,6 +778,9 @@ class Schedule:
     `tiles`)."""
     classes: tuple[TileClass, ...] = ()
     """The busy tiles by the work they do (`tile_classes`); empty: one class."""
+    costs: tuple[tuple[tuple[tuple[int, str], int, int], ...], ...] = ()
+    """Per class, its tasks' (cycles, DDR cycles) where its share's slices make them
+    differ from the tasks' own (`share_costs`); empty: none differ."""
 
 
 EXACT_STEPS = 12
@@ -604,16 +798,18 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     Every busy tile runs the same schedule at the same time, so a DMA streams at the
     DDR bandwidth shared by the tiles times this tile's streams at that moment (a load
     beside a store gets half) and pays its setup alone. The schedule repeats every
-    `unit` steps (the steps of the innermost dims a hoisted node does not depend on):
-    beyond EXACT_STEPS, two runs of whole units give the cost of one more unit, which
-    the remaining units repeat (the seed's Repeat node: steady frames are alike)."""
+    `unit` steps (`_repeating_unit`): beyond EXACT_STEPS, two runs a unit apart give
+    the cost of one more unit, which the remaining units repeat (the seed's Repeat node:
+    steady frames are alike). Both runs take the steps past the last whole unit too
+    (`steps % unit`), so the total counts every step."""
     steps = schedule.steps
-    unit, short = _repeating_unit(ts, steps)
+    unit, short = _repeating_unit(ts, schedule)
     if (short + 1) * unit >= steps:
         total, busy = simulate_tile(spec, ts, schedule, config, steps)
     else:
-        t1, b1 = simulate_tile(spec, ts, schedule, config, short * unit)
-        t2, b2 = simulate_tile(spec, ts, schedule, config, (short + 1) * unit)
+        rest = steps % unit
+        t1, b1 = simulate_tile(spec, ts, schedule, config, short * unit + rest)
+        t2, b2 = simulate_tile(spec, ts, schedule, config, (short + 1) * unit + rest)
         more = steps // unit - short - 1
         total = t2 + more * (t2 - t1)
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
@@ -623,11 +819,25 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     return math.ceil(total), out
 
 
-def _repeating_unit(ts: list[Task], steps: int) -> tuple[int, int]:
+def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
     """(steps of the schedule's repeating unit, units `estimate` simulates one by one
-    before it extrapolates); it simulates every step when (short + 1) * unit >= steps."""
+    before it extrapolates); it simulates every step when (short + 1) * unit >= steps.
+    The steps of the innermost dims a hoisted node does not depend on; a node a tile
+    class runs at given steps (`TileClass.runs`) repeats with its outermost restricting
+    dim. The instructions repeat only once every buffer is back at the copy it began
+    with: the unit is a whole number of rotations of every buffer a node that runs each
+    unit writes (two copies alternate: a step that overlaps the next one's load differs
+    from the step after it, and the difference of two runs one step apart took the
+    cheap one - ResNet-50's Conv+Add+Relu, 0.91 of cmodel v2)."""
+    steps = schedule.steps
     repeats = [t.count for t in ts if 1 < t.count]
     unit = steps // min(repeats) if repeats else steps
+    unit = max([unit] + [stride * size for tc in schedule.classes for _, at in tc.runs
+                         for stride, size, _ in at])
+    every_unit = {t.node for t in ts if t.count * unit >= steps}
+    rotation = math.lcm(*(copies for node, _, copies in schedule.buffers
+                          if node in every_unit))
+    unit = min(steps, unit * rotation)
     return unit, max(1, -(-EXACT_STEPS // unit))
 
 
@@ -638,7 +848,8 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
     when its lane is free), so the last finish on a lane is at least the sum of its
     instructions' durations. Task t runs at least steps // every times (`_runs`: once in
-    every `every` = steps // count steps); each run holds its lane for its fixed part
+    every `every` = steps // count steps; a node of its tile class's `runs`: at the
+    steps `runs_at` allows, `run_count` of them); each run holds its lane for its fixed part
     (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
     min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
     tiles streaming like it (the chip's streams at any moment include its own); a
@@ -650,27 +861,39 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
     every candidate of the bundled examples)."""
     steps = schedule.steps
-    unit, short = _repeating_unit(ts, steps)
+    unit, short = _repeating_unit(ts, schedule)
     if (short + 1) * unit < steps:
         return 0
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
     bound = 0
-    for tc in schedule.classes or (TileClass(schedule.tiles),):
+    for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)):
         work: dict[str, float] = {}
         runs_total = 0
+        at = dict(tc.runs)
+        own = _class_costs(schedule, c)
         for t in ts:
             if not _runs_on(t, tc):
                 continue
-            runs = steps // max(1, steps // max(1, t.count))
+            runs = steps // max(1, steps // max(1, t.count)) if t.node not in at \
+                else run_count(at[t.node], steps)
             fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
-            fixed = t.cycles - t.ddr if t.ddr else t.cycles
-            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + t.ddr / fastest)
+            took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
+            fixed = took - streamed if streamed else took
+            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + streamed / fastest)
             runs_total += runs
         busiest = max(work.values(), default=0.0)
         bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
     return bound
+
+
+def _class_costs(schedule: Schedule, c: int) -> dict[tuple[int, str], tuple[int, int]]:
+    """Class c's (cycles, DDR cycles) per (node, lane) where its share makes them
+    differ from its tasks' (`Schedule.costs`)."""
+    if not schedule.costs:
+        return {}
+    return {key: (took, ddr) for key, took, ddr in schedule.costs[c]}
 
 
 def _late(t: Task, late: frozenset[int]) -> bool:
@@ -736,13 +959,19 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     # per task, the classes that run it: (class, its stream count, a delivery's source)
-    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node))
+    # and the steps it runs the task at, when they are not the task's count's, and the
+    # task's (cycles, DDR cycles) on the class's share
+    costs = [_class_costs(schedule, c) for c in range(len(classes))]
+    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
+                     dict(tc.runs).get(t.node),
+                     costs[c].get((t.node, t.lane), (t.cycles, t.ddr)))
                     for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
     for step in range(count):
         for t, classes_of in runners:
-            if not _runs(t, step, schedule.steps, schedule.late, count):
-                continue
-            for c, chip_streams, source in classes_of:
+            by_count = _runs(t, step, schedule.steps, schedule.late, count)
+            for c, chip_streams, source, steps_at, (took, streamed) in classes_of:
+                if not (by_count if steps_at is None else runs_at(steps_at, step)):
+                    continue
                 i = len(lane)
                 need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
                         if not r.is_input and (c, r.node) in latest]
@@ -768,8 +997,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 lane.append((c, t.lane))
                 at = (step + t.stage) * period + starts.get(t.node, 0)
                 key.append((at, t.node, i))
-                fixed.append(t.cycles - t.ddr if t.ddr else t.cycles)
-                stream.append(t.ddr)
+                fixed.append(took - streamed if streamed else took)
+                stream.append(streamed)
                 deps.append(need)
                 streams.append(chip_streams)
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
@@ -1180,7 +1409,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers, ts)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts, config)
     placed = None
     if allocate_spm:
         try:
@@ -1228,13 +1457,20 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
     )
 
 
-def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer], ts: list[Task]) -> Schedule:
-    """The estimate's view of a candidate's steps, buffers and tile classes
-    (`Schedule`)."""
+def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
+    """The nodes that run at the end of their steps: stores, and what follows a
+    reduction (after its last piece)."""
     late = {n.index for n in spec.nodes if n.kind == "store"}
     if cand.reduce is not None:
         late |= downstream_of(spec, cand.reduce.node)
+    return late
+
+
+def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
+                buffers: list[Buffer], ts: list[Task], config: TX8Config) -> Schedule:
+    """The estimate's view of a candidate's steps, buffers and tile classes
+    (`Schedule`)."""
+    late = late_nodes(spec, cand)
     copies: dict[str, int] = {}
     for b in buffers:
         name = b.name.rsplit("#", 1)[0]
@@ -1242,10 +1478,12 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     owners = 0
     if cand.reduce is not None:
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
+    classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
+    costs = tuple(share_costs(spec, split, tc.share, ts, config) if tc.share else ()
+                  for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand), owners,
-        tile_classes(split, frozenset(t.node for t in ts if t.delivers)))
+        accumulating(cand), owners, classes, costs if any(costs) else ())
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

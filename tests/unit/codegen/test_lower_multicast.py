@@ -7,6 +7,7 @@ equal to the reference, in the time the estimate counts."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from tests.unit.slicing.helpers import compiled_with, single, the_group
 from tx8c.codegen.lower import group_plan
 from tx8c.codegen.program import Dma, NocCopy
 from tx8c.dialect.ops.conv_gemm import GemmOp
-from tx8c.sim.cmodel_v2 import run_program
+from tx8c.sim.cmodel_v2 import CModelV2, _Simulation, resolve_ops, run_program
 from tx8c.sim.reference import run_reference
 from tx8c.slicing.evaluate import (
     Evaluator,
@@ -97,6 +98,22 @@ def test_the_estimate_counts_the_multicast_as_cmodel_v2_times_it(monkeypatch, sh
     plan = group_plan(the_group(module))
     assert abs(plan.cycles / timing.cycles - 1) <= 0.05, (plan.cycles, timing.cycles)
     assert plan.ddr_bytes == timing.ddr_bytes
+
+
+def test_a_group_s_span_on_a_receiver_counts_the_wait_for_its_source(monkeypatch):
+    """(64 x 256) @ (256 x 256) over 2 x 8 tiles: tiles 0-6 receive their rows of A from
+    tile 7 and their first instruction waits for tile 7's read (it starts at ~1539 of
+    ~2776). The group's simulated cycles are a tile's time in the group from when it
+    entered it (0 here: the run's only group), so they are the run's cycles; counted
+    from each tile's first start (before) they left a receiver's wait out (2748)."""
+    module, program, _, _ = compiled(monkeypatch, Candidate((2, 8), (1, 1)))
+    sim = _Simulation(CModelV2(program, resolve_ops(program, module), functional=False))
+    timing = sim.run()
+    first = {}
+    for op in sim.ops:
+        first[op.tile] = min(first.get(op.tile, math.inf), op.start)
+    assert first[0] > 0 and first[7] == 0
+    assert timing.group_cycles == {0: timing.cycles}
 
 
 def test_multicast_loads_groups_tiles_by_window():
