@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -46,7 +47,7 @@ EXIT_NUMERICS = 3
 # --------------------------------------------------------------------------------------
 
 
-PROGRAM_FILE = "program.json"
+PROGRAM_FILE = "program.json.gz"
 BACKENDS = ("reference", "cmodel", "cmodelv2", "c")
 C_DIR = "c"
 """Where `run --backend c` writes, builds and runs the C program (inside OUT/)."""
@@ -161,7 +162,7 @@ def _compile_outputs(args, out, result, records, options, shapes, target, progra
         for i, (name, text) in enumerate(stages):
             out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     with clock("write-program"):
-        out.add(PROGRAM_FILE, program.to_json() + "\n")
+        out.add(PROGRAM_FILE, program.to_file_bytes())
     with clock("simulate"):  # the wait for the child, what it did not overlap
         report["simulation"], line = simulation.result()
         progress(line)
@@ -445,16 +446,16 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
 
         progress("running the cmodel (v1)")
         return run_cmodel(module, inputs, constants)
-    from tx8c.codegen.program import program_from_dict
+    from tx8c.codegen.program import program_from_file_bytes
     from tx8c.sim.cmodel_v2 import run_program
 
     path = directory / PROGRAM_FILE
     if not path.is_file():
         raise Tx8Error(f"'{path}' not found; compile the model again with this tx8c "
-                       "(tx8c compile writes program.json) to run the cmodel v2.")
+                       f"(tx8c compile writes {PROGRAM_FILE}) to run the cmodel v2.")
     try:
-        program = program_from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as e:
+        program = program_from_file_bytes(path.read_bytes())
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zlib.error) as e:
         raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
             from None
     ordered = [inputs[n] for n in input_names(main_function(module))]
