@@ -5,6 +5,7 @@ through JSON."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import asdict
 from functools import cache
@@ -17,7 +18,7 @@ from examples.make_models import MODELS
 from tests.random_graphs import build_dag, dag_steps, random_inputs
 from tests.unit.group.common import run
 from tx8c.codegen.lower import lower_module
-from tx8c.codegen.program import Kernel, NocReduce, program_from_dict
+from tx8c.codegen.program import Kernel, NocReduce, program_from_dict, program_from_file_bytes
 from tx8c.const_container import module_container
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.frontend.onnx.loader import prepare
@@ -78,6 +79,18 @@ def test_examples_equal_the_reference(name: str) -> None:
 def test_program_json_round_trip(name: str) -> None:
     _, program, _, _ = compiled(name)
     assert program_from_dict(json.loads(json.dumps(program.as_dict()))) == program
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_program_file_round_trip(name: str) -> None:
+    """program.json.gz: gzip of the JSON text, the same bytes every time (no timestamp),
+    read back to the same Program; the plain JSON of an older tx8c is read too."""
+    _, program, _, _ = compiled(name)
+    data = program.to_file_bytes()
+    assert data == program.to_file_bytes()
+    assert gzip.decompress(data).decode() == program.to_json() + "\n"
+    assert program_from_file_bytes(data) == program
+    assert program_from_file_bytes(program.to_json().encode()) == program
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.utils.exceptions import VerifyException
 
 from tx8c.dialect.attrs import DevAttr, LayoutMode, ParallelAttr, ParallelMode
@@ -50,3 +52,61 @@ def _attr_text(attr) -> str:
     out = StringIO()
     Printer(out).print_attribute(attr)
     return out.getvalue()
+
+
+# -- reading the printed form at once (attrs._parse_printed) --------------------------
+
+
+def _relu_with(attr_text: str) -> str:
+    return ("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+            f"  %0 = tx8be.Relu %a {{dev_info = {attr_text}}} "
+            ": (tensor<2xf32>) -> tensor<2xf32>\n"
+            "  func.return %0 : tensor<2xf32>\n}\n")
+
+
+def _dev_of(text: str):
+    return next(op for op in parse_module(text).walk()
+                if op.name == "tx8be.Relu").attributes["dev_info"]
+
+
+def _token_by_token(monkeypatch) -> None:
+    from tx8c.dialect import attrs
+
+    monkeypatch.setattr(attrs, "_parse_printed", lambda cls, parser: None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(imm=st.integers(0, 2**40), layout=st.sampled_from(list(LayoutMode)),
+       flag=st.booleans(), addr=st.lists(st.integers(-2**31, 2**31), max_size=4))
+def test_printed_form_reads_as_token_by_token(imm, layout, flag, addr) -> None:
+    """The one-match reading gives the attribute xDSL's token-by-token reading gives."""
+    dev = DevAttr.make(imm_size=imm, mem_layout=layout, multi_buf_en=flag, mem_addr=addr)
+    text = _relu_with(_attr_text(dev))
+    assert _dev_of(text) == dev
+    with pytest.MonkeyPatch.context() as patch:
+        _token_by_token(patch)
+        assert _dev_of(text) == dev
+
+
+@pytest.mark.parametrize("edit", [
+    ("imm_size = 0", "imm_size = 0x10"),  # hex: not the printed form, read the slow way
+    ("mem_addr = []", "mem_addr = [ 16 ,32 ]"),  # other spacing is the printed form too
+    ("mem_layout = Tensor", 'mem_layout = "Tensor"'),  # a quoted enum name
+])
+def test_other_spellings_read_the_same_either_way(edit, monkeypatch) -> None:
+    text = _relu_with(_attr_text(DevAttr.make())).replace(*edit)
+    fast = _dev_of(text)
+    _token_by_token(monkeypatch)
+    assert _dev_of(text) == fast
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("mem_layout = Tensor", "mem_layout = Tensr"), "Tensr"),
+    (("imm_size = 0, mem_layout", "mem_layout"), "imm_size"),  # a field left out
+])
+def test_wrong_printed_form_gives_the_parsers_error(edit, message) -> None:
+    from tx8c.ir import IRTextError
+
+    text = _relu_with(_attr_text(DevAttr.make())).replace(*edit)
+    with pytest.raises(IRTextError, match=message):
+        parse_module(text)

@@ -102,6 +102,23 @@ def test_run_then_compare_agree_with_onnxruntime(cnn: Path, tmp_path: Path) -> N
     assert stages[0]["verdict"] == "PASS"
 
 
+def test_run_cmodelv2_reads_the_program_and_refuses_a_damaged_one(cnn: Path,
+                                                                  tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert tx8c("compile", str(cnn), "-o", str(out), "--quiet").returncode == 0
+    np.savez(tmp_path / "in.npz", image=np.ones((1, 3, 32, 32), np.float32))
+    run = ("run", str(out), "--inputs", str(tmp_path / "in.npz"), "-o",
+           str(tmp_path / "y.npz"), "--backend", "cmodelv2", "--quiet")
+    assert tx8c(*run).returncode == 0
+    (tmp_path / "y.npz").unlink()
+    program = out / "program.json.gz"
+    program.write_bytes(program.read_bytes()[:-100])  # truncated
+    assert_clean_error(tx8c(*run), "program.json.gz", "is not a Program tx8c wrote")
+    program.unlink()
+    assert_clean_error(tx8c(*run), "program.json.gz", "not found")
+    assert not (tmp_path / "y.npz").exists()
+
+
 def test_compare_prints_a_table(cnn: Path) -> None:
     r = tx8c("compare", str(cnn), "--quiet")
     assert r.returncode == 0, r.stderr

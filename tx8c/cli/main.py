@@ -16,10 +16,12 @@ import argparse
 import json
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +40,10 @@ from tx8c.cli.progress import Progress
 from tx8c.cli.resources import check_fits
 from tx8c.errors import Tx8Error, require_file
 
+if TYPE_CHECKING:  # imported when a command needs them: `tx8c --help` stays quick
+    from tx8c.pipeline import CompileOptions
+    from tx8c.target.config import TX8Config
+
 EXIT_NUMERICS = 3
 
 
@@ -46,7 +52,7 @@ EXIT_NUMERICS = 3
 # --------------------------------------------------------------------------------------
 
 
-PROGRAM_FILE = "program.json"
+PROGRAM_FILE = "program.json.gz"
 BACKENDS = ("reference", "cmodel", "cmodelv2", "c")
 C_DIR = "c"
 """Where `run --backend c` writes, builds and runs the C program (inside OUT/)."""
@@ -75,18 +81,19 @@ def _compile(args: argparse.Namespace) -> int:
     out = OutputDir(args.output, inputs=[args.model], subdirs={"stages": STAGE_FILE},
                     planned=COMPILE_FILES + (["report.html"] if args.report else []))
     out.check()
-    target = _target_config(args)
     shapes = parse_input_shapes(args.input_shapes)
-    options = _options(args, shapes)
-    clock = PhaseClock()
+    run = _CompileRun(args, out, _target_config(args), shapes, _options(args, shapes),
+                      PhaseClock(), progress)
+    clock, options = run.clock, run.options
     with clock("import"):
         result = _import(args.model, shapes, progress)
-    _set_target(result.module, target)
-    stages = [("import", print_module(result.module))] if args.dump_ir_after_all else []
+    _set_target(result.module, run.target)
+    if args.dump_ir_after_all:
+        run.stages.append(("import", print_module(result.module)))
 
     def after_each(name, module):
         if args.dump_ir_after_all:
-            stages.append((name, print_module(module)))
+            run.stages.append((name, print_module(module)))
 
     simulation = None
     try:
@@ -102,8 +109,7 @@ def _compile(args: argparse.Namespace) -> int:
         # simulated in a child process while the texts below are made
         simulation = Background("cmodel v2 simulation",
                                 lambda: _simulation(program, result.module))
-        _compile_outputs(args, out, result, records, options, shapes, target, program,
-                         consts_index, simulation, stages, clock, progress)
+        _compile_outputs(run, result, records, program, consts_index, simulation)
     except BaseException:
         if simulation is not None:
             simulation.cancel()
@@ -112,12 +118,30 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compile_outputs(args, out, result, records, options, shapes, target, program,
-                     consts_index, simulation, stages, clock, progress) -> None:
+@dataclass
+class _CompileRun:
+    """What one `tx8c compile` works with from its command line to its commit."""
+
+    args: argparse.Namespace
+    out: OutputDir
+    target: TX8Config
+    shapes: dict
+    options: CompileOptions
+    clock: PhaseClock
+    progress: Progress
+    stages: list[tuple[str, str]] = field(default_factory=list)
+    """(pass name, IR text after it) with --dump-ir-after-all."""
+
+
+def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
+                     simulation) -> None:
     """The report and the output texts of `tx8c compile`, and the commit; `simulation`
     (a `Background`) is joined before the report needs it."""
     from tx8c.ir import print_module
     from tx8c.pipeline import pipeline_spec
+
+    args, out, options, clock, progress = run.args, run.out, run.options, run.clock, \
+        run.progress
 
     with clock("report"):
         report = {
@@ -129,7 +153,7 @@ def _compile_outputs(args, out, result, records, options, shapes, target, progra
             "pass_seconds": [{"pass": "import", "seconds": round(result.seconds, 6)}]
             + [{"pass": r.name, "seconds": round(r.seconds, 6)} for r in records],
             "options": {
-                "input_shapes": shapes,
+                "input_shapes": run.shapes,
                 "dump_ir_after_all": args.dump_ir_after_all,
                 "opt_level": options.opt_level,
                 "layout_strategy": options.layout_strategy,
@@ -154,14 +178,14 @@ def _compile_outputs(args, out, result, records, options, shapes, target, progra
             "slicing": _slicing_report(result.module),
             "inputs": result.input_names,
             "outputs": result.output_names,
-            "target": overrides_json(target),
+            "target": overrides_json(run.target),
         }
     with clock("write-ir"):
         out.add("model.mlir", print_module(result.module))
-        for i, (name, text) in enumerate(stages):
+        for i, (name, text) in enumerate(run.stages):
             out.add(f"stages/{i:02d}-{_file_name(name)}.mlir", text)
     with clock("write-program"):
-        out.add(PROGRAM_FILE, program.to_json() + "\n")
+        out.add(PROGRAM_FILE, program.to_file_bytes())
     with clock("simulate"):  # the wait for the child, what it did not overlap
         report["simulation"], line = simulation.result()
         progress(line)
@@ -171,7 +195,7 @@ def _compile_outputs(args, out, result, records, options, shapes, target, progra
         from tx8c.report.html import build_report
 
         progress("writing report.html")
-        out.add("report.html", build_report(result.module, report, target, None, progress))
+        out.add("report.html", build_report(result.module, report, run.target, None, progress))
     out.commit()
     written = ", ".join(COMPILE_FILES[:1] + COMPILE_FILES[2:] + COMPILE_FILES[1:2]
                         + (["report.html"] if args.report else []))
@@ -445,16 +469,16 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
 
         progress("running the cmodel (v1)")
         return run_cmodel(module, inputs, constants)
-    from tx8c.codegen.program import program_from_dict
+    from tx8c.codegen.program import program_from_file_bytes
     from tx8c.sim.cmodel_v2 import run_program
 
     path = directory / PROGRAM_FILE
     if not path.is_file():
         raise Tx8Error(f"'{path}' not found; compile the model again with this tx8c "
-                       "(tx8c compile writes program.json) to run the cmodel v2.")
+                       f"(tx8c compile writes {PROGRAM_FILE}) to run the cmodel v2.")
     try:
-        program = program_from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as e:
+        program = program_from_file_bytes(path.read_bytes())
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zlib.error) as e:
         raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
             from None
     ordered = [inputs[n] for n in input_names(main_function(module))]

@@ -13,8 +13,10 @@ fields take the defaults listed in `FIELDS`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr
@@ -159,6 +161,9 @@ class StructAttr(ParametrizedAttribute):
     # -- syntax: <name = value, ...> -----------------------------------------------------
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        fast = _parse_printed(cls, parser)
+        if fast is not None:
+            return fast
         values: dict[str, Any] = {}
         with parser.in_angle_brackets():
             for i, f in enumerate(cls.FIELDS):
@@ -176,6 +181,56 @@ class StructAttr(ParametrizedAttribute):
                     printer.print_string(", ")
                 printer.print_string(f"{f.name} = ")
                 _print_value(printer, f, _from_attr(f, p))
+
+
+# -- reading the printed form in one regular-expression match ------------------------
+# xDSL's lexer takes ~30 us per token, and these attributes (dev_info, tile_parallel on
+# every op) are most of the tokens of a compiled model.mlir: reading BERT-base's took
+# 1.8 s of CPU, and `tx8c run` should load a model in under 2 s (issue 9). The exact text
+# `print_parameters` writes (fields in order, decimal ints, true/false, bare or simply
+# quoted enum names) is matched at once; anything else (other spacing is fine, but hex,
+# escapes, a wrong field) goes the token-by-token way, which also gives the errors.
+
+_PRINTED_VALUE = {
+    "int": r"(-?\d+)",
+    "bool": r"(true|false)",
+    "ints": r"\[\s*((?:-?\d+(?:\s*,\s*-?\d+)*)?)\s*\]",
+}
+_PRINTED_ENUM = r'([A-Za-z_][\w$.]*|"[^"\\\n]*")'
+
+
+@cache
+def _printed_pattern(cls: type[StructAttr]) -> re.Pattern[str]:
+    fields = r"\s*,\s*".join(rf"{f.name}\s*=\s*{_PRINTED_VALUE.get(f.kind, _PRINTED_ENUM)}"
+                              for f in cls.FIELDS)
+    return re.compile(rf"<\s*{fields}\s*>")
+
+
+def _printed_value(f: Field, text: str) -> Any:
+    if f.kind == "int":
+        return int(text)
+    if f.kind == "bool":
+        return text == "true"
+    if f.kind == "ints":
+        return [int(v) for v in text.split(",")] if text.strip() else []
+    return f.kind(text.strip('"'))  # ValueError for a name the enum does not have
+
+
+def _parse_printed(cls: type[StructAttr], parser: AttrParser) -> list[Attribute] | None:
+    """The parameters read in one match of the printed form at the parser's position
+    (the `<`), the parser moved past the `>`; None (nothing consumed) if the text is
+    not exactly that form or a value is not valid."""
+    start = parser.pos
+    match = _printed_pattern(cls).match(parser.lexer.input.content, start)
+    if match is None:
+        return None
+    try:
+        params = [_to_attr(f, _printed_value(f, text))
+                  for f, text in zip(cls.FIELDS, match.groups(), strict=True)]
+    except ValueError:
+        return None
+    parser._resume_from(match.end())  # xDSL (pinned) moves its lexer to a position
+    return params
 
 
 def _to_attr(f: Field, value: Any) -> Attribute:
