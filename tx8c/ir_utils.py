@@ -13,7 +13,7 @@ imports (passes never import other passes) or in a copy per pass:
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`, `function_bodies`, `is_compute_op` (what belongs in a group);
   `terminator_of`, `body_and_terminator` and `move_to_end` (reordering the ops of a
-  block);
+  block); `set_operand` (`op.operands[i] = v` for the passes that rewire every op);
 - constant sources (ops whose values depend on nothing at run time, Constant and
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.core import SSAValues
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike, IsTerminator
 
@@ -330,6 +331,21 @@ def move_to_end(block: Block, ops: Sequence[Operation]) -> None:
             block.insert_op_before(op, terminator)
 
 
+def set_operand(op: Operation, index: int, value: SSAValue) -> None:
+    """`op.operands[index] = value`: the use moves to `value`'s use list, the operand
+    tuple is rebuilt once. xDSL's (pinned 0.74) `OpOperands.__setitem__` does the same
+    through two slices of the tuple, each a Python-level `SSAValues.__getitem__` call,
+    three times slower; the grouping passes rewire an operand of about every op of the
+    graph. `tests/unit/test_ir_utils.py` checks both leave the same operands and uses."""
+    operands = op._operands
+    use = op._operand_uses[index]
+    tuple.__getitem__(operands, index).remove_use(use)
+    value.add_use(use)
+    changed = list(operands)
+    changed[index] = value
+    op._operands = SSAValues(changed)
+
+
 def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
     """Put the constant sources that `ops` read right in front of them, ready to be
     wrapped into one group with them; return the sources followed by `ops`.
@@ -352,7 +368,7 @@ def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
                 continue
             if source not in pulled:
                 pulled[source] = _pulled_source(source, members, first)
-            op.operands[index] = pulled[source].results[value.index]
+            set_operand(op, index, pulled[source].results[value.index])
     return [*pulled.values(), *ops]
 
 
