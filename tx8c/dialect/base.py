@@ -288,6 +288,10 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     """Operands checked against DTYPES and required to share one dtype; None = all."""
     ATTR_KINDS: ClassVar[dict[str, str]] = {}
 
+    __hash__ = object.__hash__
+    """Identity, as IRDLOperation's `id(self)`, without a Python call: passes keep ops in
+    sets and dicts (the grouping stage looks up about every op several times)."""
+
     inputs = var_operand_def(AnyTensorType)
     outputs = var_result_def(AnyTensorType)
 
@@ -480,7 +484,9 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     # -- OpLib defaults --------------------------------------------------------------------
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
-        first = (self.operands or self.results)[0]  # only its shape matters
+        # Only its shape matters. Iterated, not indexed: OpOperands' __len__ and
+        # __getitem__ are Python calls, and every OpAttr query asks this.
+        first = next(iter(self.operands), None) or self.results[0]
         dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
         batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"

@@ -558,6 +558,7 @@ class YieldOp(IRDLOperation):
 
     name = "tx8be.Yield"
     values = var_operand_def(AnyTensorType)
+    __hash__ = Tx8beOp.__hash__  # identity without a Python call (Tx8beOp.__hash__)
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GroupOp)))
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
@@ -604,7 +605,7 @@ def _ancestor_in(block: Block, op: Operation) -> Operation | None:
 
 
 def _defined_by(value: SSAValue, ops: set[Operation]) -> bool:
-    return isinstance(value.owner, Operation) and value.owner in ops
+    return value.owner in ops  # a block (an argument's owner) is never one of `ops`
 
 
 def _unique(values) -> list[SSAValue]:
