@@ -288,7 +288,8 @@ def is_constant_source(op: Operation) -> bool:
     and no regions (tx8be.Constant, and tx8be.LoadConst after move-constant). The seed's
     createSingleGroup moves such producers (its LoadConstOp and NoneOp) into the group of
     their user instead of making them group inputs."""
-    return bool(op.results) and not op.operands and not op.regions
+    return not op.operands and bool(op.results) and not op.regions  # operands first:
+    # most ops have some, and the grouping passes ask this of every operand's producer
 
 
 def is_compute_op(op: Operation) -> bool:
@@ -361,10 +362,10 @@ def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
     pulled: dict[Operation, Operation] = {}
     for op in ops:
         for index, value in enumerate(op.operands):
-            source = value.owner
-            if not isinstance(source, Operation) or source in members:
+            source = value.owner  # an argument's block: its parent is a region
+            if source.parent is not block or source in members:
                 continue
-            if source.parent is not block or not is_constant_source(source):
+            if not is_constant_source(source):
                 continue
             if source not in pulled:
                 pulled[source] = _pulled_source(source, members, first)
