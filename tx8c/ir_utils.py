@@ -13,7 +13,7 @@ imports (passes never import other passes) or in a copy per pass:
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`, `function_bodies`, `is_compute_op` (what belongs in a group);
   `terminator_of`, `body_and_terminator` and `move_to_end` (reordering the ops of a
-  block);
+  block); `set_operand` (`op.operands[i] = v` for the passes that rewire every op);
 - constant sources (ops whose values depend on nothing at run time, Constant and
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
@@ -57,6 +57,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.core import SSAValues
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike, IsTerminator
 
@@ -287,7 +288,8 @@ def is_constant_source(op: Operation) -> bool:
     and no regions (tx8be.Constant, and tx8be.LoadConst after move-constant). The seed's
     createSingleGroup moves such producers (its LoadConstOp and NoneOp) into the group of
     their user instead of making them group inputs."""
-    return bool(op.results) and not op.operands and not op.regions
+    return not op.operands and bool(op.results) and not op.regions  # operands first:
+    # most ops have some, and the grouping passes ask this of every operand's producer
 
 
 def is_compute_op(op: Operation) -> bool:
@@ -330,6 +332,21 @@ def move_to_end(block: Block, ops: Sequence[Operation]) -> None:
             block.insert_op_before(op, terminator)
 
 
+def set_operand(op: Operation, index: int, value: SSAValue) -> None:
+    """`op.operands[index] = value`: the use moves to `value`'s use list, the operand
+    tuple is rebuilt once. xDSL's (pinned 0.74) `OpOperands.__setitem__` does the same
+    through two slices of the tuple, each a Python-level `SSAValues.__getitem__` call,
+    three times slower; the grouping passes rewire an operand of about every op of the
+    graph. `tests/unit/test_ir_utils.py` checks both leave the same operands and uses."""
+    operands = op._operands
+    use = op._operand_uses[index]
+    tuple.__getitem__(operands, index).remove_use(use)
+    value.add_use(use)
+    changed = list(operands)
+    changed[index] = value
+    op._operands = SSAValues(changed)
+
+
 def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
     """Put the constant sources that `ops` read right in front of them, ready to be
     wrapped into one group with them; return the sources followed by `ops`.
@@ -345,14 +362,14 @@ def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
     pulled: dict[Operation, Operation] = {}
     for op in ops:
         for index, value in enumerate(op.operands):
-            source = value.owner
-            if not isinstance(source, Operation) or source in members:
+            source = value.owner  # an argument's block: its parent is a region
+            if source.parent is not block or source in members:
                 continue
-            if source.parent is not block or not is_constant_source(source):
+            if not is_constant_source(source):
                 continue
             if source not in pulled:
                 pulled[source] = _pulled_source(source, members, first)
-            op.operands[index] = pulled[source].results[value.index]
+            set_operand(op, index, pulled[source].results[value.index])
     return [*pulled.values(), *ops]
 
 

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IntAttr,
     IntegerAttr,
     LocationAttr,
     StringAttr,
@@ -36,7 +37,8 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, Use
+from xdsl.ir.core import SSAValues
 from xdsl.irdl import (
     IRDLOperation,
     OptionalDef,
@@ -140,10 +142,29 @@ def _scalar_attr(kind: str, value: int | str | bool) -> Attribute:
     IntegerAttr costs tens of microseconds, which passes that number thousands of groups
     would pay again and again)."""
     if kind == "int":
-        return IntegerAttr(value, i64)
+        return i64_attr(value)
     if kind == "str":
         return StringAttr(value)
     return IntegerAttr(1 if value else 0, i1)
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    """`IntegerAttr(value, i64)`, built without xDSL's generic parameter verification
+    (60 us against 4: the grouping stage numbers every group) when `value` fits in 64
+    bits, the only thing that verification checks of an i64 value; otherwise the
+    checked constructor (which raises). `tests/unit/dialect/test_build_op.py` checks
+    that both give equal attributes."""
+    if not _I64_MIN <= value <= _I64_MAX:
+        return IntegerAttr(value, i64)
+    data = IntAttr.__new__(IntAttr)
+    object.__setattr__(data, "data", value)
+    attr = IntegerAttr.__new__(IntegerAttr)
+    object.__setattr__(attr, "value", data)
+    object.__setattr__(attr, "type", i64)
+    return attr
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def from_attr(kind: str, attr: Attribute) -> Any:
@@ -206,6 +227,49 @@ def _field_defaults(cls) -> tuple[tuple, tuple]:
     return found
 
 
+def build_op(
+    cls: type[Operation],
+    operands: Sequence[SSAValue] = (),
+    result_types: Sequence[Attribute] = (),
+    attributes: Mapping[str, Attribute] | None = None,
+    regions: Sequence[Region] = (),
+) -> Operation:
+    """The op `cls.create(operands=..., result_types=..., attributes=..., regions=...)`
+    makes (at the unknown location, absent attributes and properties taking their
+    defaults), built directly: for the grouping stage, which creates a group, a Yield
+    and a LoadVar or StoreVar for about every op of the graph.
+
+    Requires an IRDL op class whose ops have no successors (every tx8be op, Yield
+    included); the regions are unattached. xDSL's `Operation.__init__` goes through the
+    generic operand and successor setters and IRDL's default filling, together about
+    half the cost of creating a small op; this sets the same fields of xDSL's (pinned)
+    `Operation` once each. `tests/unit/dialect/test_build_op.py` checks that the op is
+    the one `create` makes, field by field, for the ops the grouping stage builds.
+    """
+    op = cls.__new__(cls)
+    operands = SSAValues(operands)
+    uses = tuple(Use(op, index) for index in range(len(operands)))
+    for value, use in zip(operands, uses, strict=True):
+        value.add_use(use)
+    op._operands = operands
+    op._operand_uses = uses
+    op.results = SSAValues(
+        OpResult(result_type, op, index) for index, result_type in enumerate(result_types)
+    )
+    property_defaults, attribute_defaults = _field_defaults(cls)
+    op.properties = dict(property_defaults)
+    op.attributes = dict(attributes) if attributes else {}
+    for name, value in attribute_defaults:  # after the given ones, as create orders them
+        op.attributes.setdefault(name, value)
+    op.location = UNKNOWN_LOC
+    op.parent = op._next_op = op._prev_op = None
+    op._successors = op._successor_uses = ()
+    op.regions = ()
+    for region in regions:
+        op.add_region(region)
+    return op
+
+
 # --------------------------------------------------------------------------------------
 # The base op
 # --------------------------------------------------------------------------------------
@@ -223,6 +287,10 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     DATA_OPERANDS: ClassVar[tuple[int, ...] | None] = None
     """Operands checked against DTYPES and required to share one dtype; None = all."""
     ATTR_KINDS: ClassVar[dict[str, str]] = {}
+
+    __hash__ = object.__hash__
+    """Identity, as IRDLOperation's `id(self)`, without a Python call: passes keep ops in
+    sets and dicts (the grouping stage looks up about every op several times)."""
 
     inputs = var_operand_def(AnyTensorType)
     outputs = var_result_def(AnyTensorType)
@@ -416,7 +484,9 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     # -- OpLib defaults --------------------------------------------------------------------
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
-        first = (self.operands or self.results)[0]  # only its shape matters
+        # Only its shape matters. Iterated, not indexed: OpOperands' __len__ and
+        # __getitem__ are Python calls, and every OpAttr query asks this.
+        first = next(iter(self.operands), None) or self.results[0]
         dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
         batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"

@@ -29,7 +29,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    UNKNOWN_LOC,
     AnyTensorType,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -58,6 +57,7 @@ from tx8c.dialect.base import (
     Tx8beOp,
     _type_str,
     bool_attr,
+    build_op,
     dense_attr_field,
     int_attr,
     ints_attr,
@@ -70,6 +70,7 @@ from tx8c.interfaces.oplib import OpCode, ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 from tx8c.interfaces.sharding import Slicer, slicer_fields
 from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
+from tx8c.ir_utils import set_operand
 
 UINT32_MAX = 2**32 - 1
 
@@ -442,7 +443,7 @@ class GroupOp(Tx8beOp):
         for op in ops:
             op.detach()
             body.add_op(op)
-        body.add_op(YieldOp.create(operands=outputs, location=UNKNOWN_LOC))
+        body.add_op(build_op(YieldOp, outputs))
         # Rewire through the ops' own operands and the outputs' uses, never through all
         # uses of an input: a value read by thousands of ops (a shared weight) would make
         # wrapping each of them cost as much as all of them.
@@ -453,12 +454,9 @@ class GroupOp(Tx8beOp):
             for reader in op.walk() if op.regions else (op,):  # with any op nested in it
                 for index, value in enumerate(reader.operands):
                     if value in argument:
-                        reader.operands[index] = argument[value]
-        group = cls.create(
-            operands=inputs,
-            result_types=[r.type for r in outputs],
-            attributes=cls.ir_attributes(attrs),
-            regions=[Region(body)],
+                        set_operand(reader, index, argument[value])
+        group = build_op(
+            cls, inputs, [r.type for r in outputs], cls.ir_attributes(attrs), [Region(body)]
         )
         if after_last is None:
             block.add_op(group)
@@ -467,7 +465,7 @@ class GroupOp(Tx8beOp):
         for value, result in zip(outputs, group.results, strict=True):
             result.name_hint = value.name_hint
             for reader, index in readers_after[value]:
-                reader.operands[index] = result
+                set_operand(reader, index, result)
         return group
 
     # -- reading ---------------------------------------------------------------------
@@ -560,6 +558,7 @@ class YieldOp(IRDLOperation):
 
     name = "tx8be.Yield"
     values = var_operand_def(AnyTensorType)
+    __hash__ = Tx8beOp.__hash__  # identity without a Python call (Tx8beOp.__hash__)
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(GroupOp)))
     assembly_format = "attr-dict ($values^ `:` type($values))?"
 
@@ -606,7 +605,7 @@ def _ancestor_in(block: Block, op: Operation) -> Operation | None:
 
 
 def _defined_by(value: SSAValue, ops: set[Operation]) -> bool:
-    return isinstance(value.owner, Operation) and value.owner in ops
+    return value.owner in ops  # a block (an argument's owner) is never one of `ops`
 
 
 def _unique(values) -> list[SSAValue]:

@@ -52,12 +52,12 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 
 from tx8c.dialect.attrs import DevAttr, LayoutMode
-from tx8c.dialect.base import to_attr
+from tx8c.dialect.base import build_op, to_attr
 from tx8c.dialect.layout import value_layout
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
 from tx8c.interfaces import OpAttr
 from tx8c.interfaces.traits import ByteMove
-from tx8c.ir_utils import function_bodies, group_ops, stored_layout
+from tx8c.ir_utils import function_bodies, group_ops, set_operand, stored_layout
 
 """The group_tag values this pass sets (seed: 0 normal slicing, 2 no slicing)."""
 
@@ -94,7 +94,7 @@ def insert_loads_and_stores(
             load = _move(LoadVarOp, arg, loaded[value])
             body.insert_op_before(load, first)
             for use in uses:
-                use.operation.operands[use.index] = load.results[0]
+                set_operand(use.operation, use.index, load.results[0])
             moved = True
     stores: dict[SSAValue, Operation] = {}
     for index, value in enumerate(terminator.operands):
@@ -103,7 +103,7 @@ def insert_loads_and_stores(
         if value not in stores:
             stores[value] = _move(StoreVarOp, value, _move_attributes(value))
             body.insert_op_before(stores[value], terminator)
-        terminator.operands[index] = stores[value].results[0]
+        set_operand(terminator, index, stores[value].results[0])
         moved = True
     moved = moved or any(o.has_trait(ByteMove) for o in body.ops)
     group.attributes["group_tag"] = to_attr("int", GroupOp.SLICED if moved else GroupOp.IN_DDR)
@@ -156,7 +156,7 @@ def _move(
 ) -> Operation:
     """A LoadVar or StoreVar of `value` with `attributes` (`_move_attributes`; its result
     type is its operand's: no shape inference needed)."""
-    return cls.create(operands=[value], result_types=[value.type], attributes=attributes)
+    return build_op(cls, [value], [value.type], attributes)
 
 
 def _move_attributes(value: SSAValue) -> dict[str, Attribute]:

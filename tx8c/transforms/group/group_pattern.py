@@ -118,22 +118,39 @@ def match_graph(
     (`named`), None for anything else (other ops, constant sources, groups); the users a
     match may continue to are those reached over an edge the memory rule allows (module
     docstring)."""
-    index = {op: i for i, op in enumerate(nodes)}
+    index = {id(op): i for i, op in enumerate(nodes)}  # id: an op's hash is a Python call
     kinds = [_kind(op, named) for op in nodes]
-    attrs: dict[Operation, OpAttr] = {}
+    attrs = _OpAttrs(nodes)
     successors: list[list[int]] = []
     next_ops: list[list[int]] = []
-    for op, kind in zip(nodes, kinds, strict=True):
+    for i, (op, kind) in enumerate(zip(nodes, kinds, strict=True)):
         readers = _readers(op, index)
         successors.append(sorted(readers))
+        if kind is None:
+            next_ops.append([])
+            continue
         next_ops.append([
-            i for i in successors[-1]
-            if kind is not None and kinds[i] is not None and all(
-                _op_attr(op, attrs).stores(result) == _op_attr(nodes[i], attrs).loads(operand)
-                for result, operand in readers[i]
+            j for j in successors[-1]
+            if kinds[j] is not None and all(
+                attrs[i].stores(result) == attrs[j].loads(operand)
+                for result, operand in readers[j]
             )
         ])
     return MatchGraph(kinds, next_ops), successors
+
+
+class _OpAttrs:
+    """The nodes' OpAttrs, each queried once, when first needed."""
+
+    def __init__(self, nodes: list[Operation]):
+        self._nodes = nodes
+        self._attrs: list[OpAttr | None] = [None] * len(nodes)
+
+    def __getitem__(self, i: int) -> OpAttr:
+        attr = self._attrs[i]
+        if attr is None:
+            attr = self._attrs[i] = self._nodes[i].query_op_attr()
+        return attr
 
 
 def _kind(op: Operation, named: frozenset[str]) -> str | None:
@@ -141,19 +158,13 @@ def _kind(op: Operation, named: frozenset[str]) -> str | None:
     return kind if kind in named and is_compute_op(op) else None
 
 
-def _readers(op: Operation, index: dict[Operation, int]) -> dict[int, list[tuple[int, int]]]:
-    """The nodes that read `op`'s results, each with its (result, operand) index pairs."""
+def _readers(op: Operation, index: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
+    """The nodes that read `op`'s results, each with its (result, operand) index pairs
+    (`index`: node number by id of the op)."""
     readers: dict[int, list[tuple[int, int]]] = {}
     for result in op.results:
         for use in result.uses:
-            reader = index.get(use.operation)
+            reader = index.get(id(use.operation))
             if reader is not None:
                 readers.setdefault(reader, []).append((result.index, use.index))
     return readers
-
-
-def _op_attr(op: Operation, cache: dict[Operation, OpAttr]) -> OpAttr:
-    if op not in cache:
-        cache[op] = op.query_op_attr()
-    return cache[op]
-
