@@ -1084,7 +1084,9 @@ class Evaluator:
     """Evaluates candidates of one group, with what they share computed once: the
     propagated windows, and per sharding, split and reduction cut the data split and the
     node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
-    their stages); a candidate offered again gets its first answer."""
+    their stages); a candidate offered again gets its first answer; candidates with the
+    same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
+    share one estimate (`estimates`)."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
@@ -1092,6 +1094,10 @@ class Evaluator:
         self.bound = group_bound(spec, config)
         self.splits: dict = {}
         self.answers: dict = {}
+        self.estimates: dict = {}
+        """(tasks, schedule) -> `estimate` of them: a pure function of its arguments,
+        and a dict, not the evaluator, so that a Pending's estimate holds no reference
+        back to the cache that holds the Pending."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1189,9 +1195,13 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
             raise Rejected(str(e), e.peak) from None
 
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
+    estimates = shared.estimates
 
     def finish() -> Plan:
-        total, busy = estimate(spec, ts, schedule, config)
+        key = (tuple(ts), schedule)
+        if key not in estimates:
+            estimates[key] = estimate(spec, ts, schedule, config)
+        total, busy = estimates[key]
         return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
                      group_bound_cycles, total, busy)
 
