@@ -121,6 +121,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     tensors += constants.values()
     ops: list[OpInfo] = []
     programs = []
+    walks: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
     for g in groups:
         inputs = [found.names[v] for v in g.operands]
         outputs = [found.names[v] for v in g.results]
@@ -128,7 +129,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
             programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
                                          (), 0, "ddr"))
             continue
-        programs.append(lower_group(g, inputs, outputs, ops, config))
+        programs.append(lower_group(g, inputs, outputs, ops, config, walks))
     return Program(
         config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
         tensors=tuple(tensors),
@@ -181,9 +182,13 @@ def group_plan(group: GroupOp) -> Plan:
 
 
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
-                config: TX8Config) -> GroupProgram:
+                config: TX8Config, walks: dict | None = None) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
-    `ops`."""
+    `ops`. `walks` keeps, per group key and plan, what the lowering derives from the
+    windows alone: each tile's steps (`tx8c.slicing.steps.steps`, the windows propagated
+    step by step) and each kernel's operand and result windows and lane. Equal groups
+    (a template's, a model's repeated layers) walk the same steps, so the lowering of a
+    module derives them once."""
     gid = group.attr("group_id")
     spec = group_spec(group)
     plan = group_plan(group)
@@ -196,7 +201,8 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
                               node.index))
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
     shares = tiles(spec, plan.candidate, config)
-    lowering = GroupLowering(spec, plan, names, op_index, config, gid)
+    lowering = GroupLowering(spec, plan, names, op_index, config, gid,
+                             {} if walks is None else walks)
     # leaves of the reduction tree first: a tile's NocReduce names the instruction of
     # its source after which the source's partial sum is complete
     done: dict[int, tuple[Instruction, ...]] = {}
@@ -239,11 +245,26 @@ class _TileState:
     out: list[Instruction] = field(default_factory=list)
 
 
+@dataclass
+class _Derived:
+    """What the lowering of a group derives from its key and plan alone, shared by the
+    module's equal groups (`lower_group`): the frame schedule, each tile's steps, and per
+    (node, loop window) a kernel's operand windows, result windows and lane."""
+
+    frame: tuple[dict[int, int], int]
+    steps: dict[Tile, list] = field(default_factory=dict)
+    kernels: dict[tuple[int, Window], tuple] = field(default_factory=dict)
+
+
 class GroupLowering:
     def __init__(self, spec: GroupSpec, plan: Plan, names: GroupNames, op_index: dict,
-                 config: TX8Config, gid: int):
+                 config: TX8Config, gid: int, walks: dict):
         self.spec, self.plan, self.names, self.op_index = spec, plan, names, op_index
         self.config, self.gid = config, gid
+        self.derived = walks.get((spec.key, plan.candidate))
+        if self.derived is None:
+            self.derived = walks[(spec.key, plan.candidate)] = _Derived(
+                frame_schedule(spec, plan.candidate, config))
         self.buffers: dict[tuple[int, int], BufferPlan] = {}
         self.imm: dict[int, BufferPlan] = {}
         for b in plan.buffers:
@@ -260,7 +281,7 @@ class GroupLowering:
         self.loaded: dict[tuple[int, int, Window], tuple[int, SpmRef, int]] = {}
         """(step, load node, window) -> (tile, buffer, its Dma's index): the sources
         of multicasts."""
-        self.starts, self.period = frame_schedule(spec, plan.candidate, config)
+        self.starts, self.period = self.derived.frame
         self.children = reduce_tree(tiles(spec, plan.candidate, config))
 
     # -- one tile ------------------------------------------------------------------------
@@ -270,7 +291,10 @@ class GroupLowering:
         (`evaluate.frame_schedule`: (step + stage) * period + start in the frame)."""
         state = _TileState()
         keys = []
-        walk = steps(self.spec, self.plan.candidate, tile, self.config)
+        walk = self.derived.steps.get(tile)
+        if walk is None:
+            walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
+                                                    self.config)
         for step, after in zip(walk, [*walk[1:], None], strict=True):
             complete = after is None or after.first_piece  # the partial sum, if any
             for node in self.spec.nodes:
@@ -350,10 +374,20 @@ class GroupLowering:
         state.out.append(Dma("st", self.names.stores[node.index], window, spm,
                              None if held == window else held, step))
 
+    def _windows(self, node: Node, loops: Window) -> tuple:
+        """A kernel's operand windows, result windows and lane at `loops` (shared by
+        equal groups: `derived`)."""
+        found = self.derived.kernels.get((node.index, loops))
+        if found is None:
+            found = self.derived.kernels[(node.index, loops)] = (
+                node.slicer.back_window(loops), node.slicer.result_windows(loops),
+                node_lane(node, node.slicer.work(loops.shape)))
+        return found
+
     def _kernel(self, node: Node, loops: Window, state: _TileState, step) -> None:
         operands = []
-        for k, (ref, window) in enumerate(zip(node.inputs, node.slicer.back_window(loops),
-                                              strict=True)):
+        reads, writes, lane = self._windows(node, loops)
+        for k, (ref, window) in enumerate(zip(node.inputs, reads, strict=True)):
             if node.from_ddr[k]:
                 name = self.names.inputs[ref.index] if ref.is_input else \
                     self.names.consts[ref.node]
@@ -367,11 +401,10 @@ class GroupLowering:
             operands.append(Operand(spm, held))
         accumulate = node.index == self.reduce_node and not step.first_piece
         results = [self._result(node, r, window, state, not accumulate, operands)
-                   for r, window in enumerate(node.slicer.result_windows(loops))]
+                   for r, window in enumerate(writes)]
         imm = self.imm.get(node.index)
         imm_ref = None if imm is None else SpmRef(imm.offsets[0], (imm.size,), "ui8",
                                                  "Tensor")
-        lane = node_lane(node, node.slicer.work(loops.shape))
         state.out.append(Kernel(lane, self.op_index[node.index], loops,
                                 tuple(operands), tuple(results), imm_ref, accumulate,
                                 step.index))

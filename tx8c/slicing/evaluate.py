@@ -923,16 +923,24 @@ def _runs_on(t: Task, tc: TileClass) -> bool:
 
 
 def _runs(t: Task, step: int, steps: int, late: frozenset[int], count: int) -> bool:
-    """Whether task `t` runs at `step` of the first `count` steps: a node that runs
-    `count` times runs at the first of every steps / count steps, a late one (stores,
-    after a reduction) at the last. A late task that runs once, at the group's last
-    step, runs at the last step simulated when `estimate` extrapolates (its two runs of
-    whole units both end with it, so the extrapolated units do not repeat it, and the
-    total has it once; it was left out)."""
+    """Whether task `t` runs at `step` of the first `count` steps (`_run_steps`)."""
+    return step in _run_steps(t, steps, late, count)
+
+
+def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[int]:
+    """The steps of the first `count` at which task `t` runs: a node that runs `count`
+    times runs at the first of every steps / count steps, a late one (stores, after a
+    reduction) at the last. A late task that runs once, at the group's last step, runs
+    at the last step simulated when `estimate` extrapolates (its two runs of whole units
+    both end with it, so the extrapolated units do not repeat it, and the total has it
+    once; it was left out)."""
     every = steps // max(1, t.count)
-    if _late(t, late):
-        return step % every == every - 1 or (t.count == 1 and step == count - 1)
-    return step % every == 0
+    if not _late(t, late):
+        return list(range(0, count, every))
+    at = list(range(every - 1, count, every))
+    if t.count == 1 and count - 1 not in at:
+        at.append(count - 1)
+    return at
 
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
@@ -940,7 +948,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     """The finish time and the busy time per lane (the busiest tile class's) of the
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
-    the DDR."""
+    the DDR. What each task's instructions need is worked out once per task
+    (`_Runner`), not once per step (the hot loop of the search)."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -955,58 +964,96 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
     follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
-    latest: dict[tuple[int, int], int] = {}  # (class, node) -> its last instruction
-    runs: dict[tuple[int, int], int] = {}  # (class, node) -> buffer copy of its last run
+    latest: list[dict[int, int]] = [{} for _ in classes]  # per class: node -> last instr.
+    runs: list[dict[int, int]] = [{} for _ in classes]  # node -> buffer copy of last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
-    # per task, the classes that run it: (class, its stream count, a delivery's source)
-    # and the steps it runs the task at, when they are not the task's count's, and the
-    # task's (cycles, DDR cycles) on the class's share
     costs = [_class_costs(schedule, c) for c in range(len(classes))]
-    runners = [(t, [(c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
-                     dict(tc.runs).get(t.node),
-                     costs[c].get((t.node, t.lane), (t.cycles, t.ddr)))
-                    for c, tc in enumerate(classes) if _runs_on(t, tc)]) for t in order]
+    # per step, the (task, class) pairs that run then, in task order, then class order
+    at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
+    for t in order:
+        runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node)
+        by_count = None
+        for entry in runner.classes:
+            steps_at = entry[-1]
+            if steps_at is not None:  # the class runs the task at steps of its own
+                run_steps = [s for s in range(count) if runs_at(steps_at, s)]
+            else:
+                if by_count is None:
+                    by_count = _run_steps(t, schedule.steps, schedule.late, count)
+                run_steps = by_count
+            for step in run_steps:
+                at_step[step].append((runner, entry))
     for step in range(count):
-        for t, classes_of in runners:
-            by_count = _runs(t, step, schedule.steps, schedule.late, count)
-            for c, chip_streams, source, steps_at, (took, streamed) in classes_of:
-                if not (by_count if steps_at is None else runs_at(steps_at, step)):
-                    continue
-                i = len(lane)
-                need = [latest[(c, r.node)] for r in spec.nodes[t.node].inputs
-                        if not r.is_input and (c, r.node) in latest]
-                if t.delivers:  # after the source's read, from the source's buffer
-                    load = latest[(source, t.node)]
-                    follows[i] = (load, t.tail)
-                    need = [load]
-                    for b, _ in writes.get(t.node, ()):
-                        readers.setdefault((source, b, runs[(source, t.node)]), []).append(i)
-                elif t.lane == "noc":
-                    need.append(latest[(c, t.node)])
-                if t.lane != "noc" or t.delivers:
-                    for b, _ in home.get(t.node, ()) if not t.delivers else ():
-                        run = runs.get((c, schedule.buffers[b][0]), 0)
-                        readers.setdefault((c, b, run), []).append(i)
-                    run = runs.get((c, t.node), -1) + 1
-                    if t.node == acc_node:
-                        run = step // pieces if pieces > 1 else run
-                    for b, copies in writes.get(t.node, ()):
-                        need += readers.pop((c, b, run - copies), [])
-                    runs[(c, t.node)] = run
-                latest[(c, t.node)] = i
-                lane.append((c, t.lane))
-                at = (step + t.stage) * period + starts.get(t.node, 0)
-                key.append((at, t.node, i))
-                fixed.append(took - streamed if streamed else took)
-                stream.append(streamed)
-                deps.append(need)
-                streams.append(chip_streams)
+        for r, (c, chip_streams, source, took, streamed, _) in at_step[step]:
+            node = r.node
+            at = (step + r.stage) * period + r.start
+            i = len(lane)
+            last = latest[c]
+            need = [last[n] for n in r.inputs if n in last]
+            if r.delivers:  # after the source's read, from the source's buffer
+                load = latest[source][node]
+                follows[i] = (load, r.tail)
+                need = [load]
+                for b in r.writes_to:
+                    readers.setdefault((source, b, runs[source][node]), []).append(i)
+            elif r.noc:
+                need.append(last[node])
+            if r.holds:
+                ran = runs[c]
+                for b, producer in r.reads:
+                    readers.setdefault((c, b, ran.get(producer, 0)), []).append(i)
+                run = ran.get(node, -1) + 1
+                if r.accumulates:
+                    run = step // pieces if pieces > 1 else run
+                for b, copies in r.writes:
+                    need += readers.pop((c, b, run - copies), [])
+                ran[node] = run
+            last[node] = i
+            lane.append((c, r.lane))
+            key.append((at, node, i))
+            fixed.append(took)
+            stream.append(streamed)
+            deps.append(need)
+            streams.append(chip_streams)
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
                              config, follows)
     out: dict[str, float] = {}
     for (_, name), cycles_ in busy.items():
         out[name] = max(out.get(name, 0.0), cycles_)
     return total, out
+
+
+class _Runner:
+    """What `simulate_tile` needs of a task at every step it runs: the tile classes
+    that run it (class, its stream count, a delivery's source class, its fixed and
+    streamed cycles on the class's share, the class's own steps for it or None), the
+    nodes whose results it reads, the buffers it reads (buffer, producer) and writes
+    (buffer, copies)."""
+
+    __slots__ = ("node", "lane", "stage", "start", "tail", "classes", "inputs", "delivers",
+                 "noc", "holds", "reads", "writes", "writes_to", "accumulates")
+
+    def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
+                 writes, starts, acc_node: int):
+        self.node, self.lane, self.stage, self.tail = t.node, t.lane, t.stage, t.tail
+        self.start = starts.get(t.node, 0)
+        self.classes = []
+        for c, tc in enumerate(classes):
+            if not _runs_on(t, tc):
+                continue
+            took, streamed = costs[c].get((t.node, t.lane), (t.cycles, t.ddr))
+            self.classes.append((c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
+                                 took - streamed if streamed else took, streamed,
+                                 dict(tc.runs).get(t.node)))
+        self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
+        self.delivers = t.delivers
+        self.noc = t.lane == "noc"
+        self.holds = not self.noc or t.delivers  # it writes or reads buffer copies
+        self.reads = [] if t.delivers else [
+            (b, schedule.buffers[b][0]) for b, _ in home.get(t.node, ())]
+        self.writes = writes.get(t.node, [])
+        self.writes_to = [b for b, _ in self.writes]
+        self.accumulates = t.node == acc_node
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
@@ -1019,91 +1066,100 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     instruction i (a multicast delivery, started once j ended) streams its `fixed`
     cycles from when both j began and i was ready (its lane free, its other
     dependencies done), and ends no sooner than `tail` after j
-    (`cost.multicast_done`, as cmodel v2 times a NocCopy)."""
+    (`cost.multicast_done`, as cmodel v2 times a NocCopy).
+
+    The search's hot loop: lanes are numbered, and the chip's streams (whole tiles:
+    their sum is exact in any order) and their rate change only when a stream starts or
+    ends."""
     follows = follows or {}
     n = len(lane)
+    names: dict = {}
+    of = [names.setdefault(label, len(names)) for label in lane]  # instruction -> lane
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for i, need in enumerate(deps):
         for d in set(need):
             users[d].append(i)
             waiting[i] += 1
-    queues: dict[str, list[int]] = {}
+    queues: list[list[int]] = [[] for _ in names]
     for i in sorted(range(n), key=key.__getitem__):
-        queues.setdefault(lane[i], []).append(i)
-    pos = dict.fromkeys(queues, 0)
-    free = dict.fromkeys(queues, True)
-    share = min(float(config.lsu_bytes_per_cycle), ddr_bytes_per_cycle(config) / tiles)
+        queues[of[i]].append(i)
+    lanes = len(names)
+    pos = [0] * lanes
+    free = [True] * lanes
+    freed = [0.0] * lanes  # when each lane last finished an instruction
+    busy = [0.0] * lanes
+    lsu = float(config.lsu_bytes_per_cycle)
+    ddr = ddr_bytes_per_cycle(config)
+    share = min(lsu, ddr / tiles)
     began = [0.0] * n
     ended = [0.0] * n
-    freed: dict[str, float] = {}  # lane -> when it last finished an instruction
-    busy: dict[str, float] = {}
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
     streaming: dict[int, float] = {}
+    chip = 0  # tiles streaming on the chip
+    rate = 0.0  # each stream's share of the DDR, in full-share cycles per cycle
     now, done = 0.0, 0
-    changed = list(queues)  # lanes whose next instruction may have become startable
-
-    def start_ready() -> None:
-        for name in changed:
-            items = queues[name]
-            if not free[name] or pos[name] >= len(items) or waiting[items[pos[name]]]:
+    changed = list(range(lanes))  # lanes whose next instruction may have become startable
+    push, pop = heapq.heappush, heapq.heappop
+    while True:
+        for k in changed:  # start what is ready
+            items = queues[k]
+            p = pos[k]
+            if not free[k] or p >= len(items) or waiting[items[p]]:
                 continue
-            i = items[pos[name]]
-            pos[name] += 1
-            free[name] = False
+            i = items[p]
+            pos[k] = p + 1
+            free[k] = False
             began[i] = now
-            heapq.heappush(timers, (_ends(i), i))
-        changed.clear()
-
-    def _ends(i: int) -> float:
-        if i not in follows:
-            return now + fixed[i]
-        j, tail = follows[i]
-        ready = max([freed.get(lane[i], 0.0)] + [ended[d] for d in deps[i] if d != j])
-        return max(now, ended[j] + tail, max(began[j], ready) + fixed[i])
-
-    def finish(i: int) -> None:
-        nonlocal done
-        ended[i] = now
-        freed[lane[i]] = now
-        free[lane[i]] = True
-        busy[lane[i]] = busy.get(lane[i], 0.0) + now - began[i]
-        changed.append(lane[i])
-        for u in users[i]:
-            waiting[u] -= 1
-            if not waiting[u]:
-                changed.append(lane[u])
-        done += 1
-
-    start_ready()
-    while done < n:
-        rate = 0.0
-        if streaming:  # each stream's share of the DDR, in full-share cycles per cycle
-            chip = sum(streams[i] for i in streaming)
-            rate = min(float(config.lsu_bytes_per_cycle),
-                       ddr_bytes_per_cycle(config) / chip) / share
+            if i in follows:
+                j, tail = follows[i]
+                ready = max([freed[k]] + [ended[d] for d in deps[i] if d != j])
+                push(timers, (max(now, ended[j] + tail, max(began[j], ready) + fixed[i]), i))
+            else:
+                push(timers, (now + fixed[i], i))
+        changed = []
+        if done >= n:
+            break
         then = timers[0][0] if timers else math.inf
         if streaming:
             then = min(then, now + min(streaming.values()) / rate)
         if then == math.inf:  # the lowering's order would deadlock the same way
-            stuck = [items[pos[name]] for name, items in queues.items()
-                     if pos[name] < len(items)]
+            stuck = [items[pos[k]] for k, items in enumerate(queues) if pos[k] < len(items)]
             raise RuntimeError(f"the schedule deadlocks: instructions {stuck} wait for "
                                "ones their lanes run later")
-        for i in streaming:
-            streaming[i] -= rate * (then - now)
+        ended_now = []
+        if streaming:
+            for i in streaming:
+                streaming[i] -= rate * (then - now)
+            ended_now = [i for i, left in streaming.items() if left <= 1e-6]
+            for i in ended_now:
+                del streaming[i]
+                chip -= streams[i]
         now = then
-        for i in [i for i, left in streaming.items() if left <= 1e-6]:
-            del streaming[i]
-            finish(i)
+        started = False
         while timers and timers[0][0] <= now:
-            i = heapq.heappop(timers)[1]
+            i = pop(timers)[1]
             if stream[i] > 0 and i not in streaming:
                 streaming[i] = float(stream[i])
+                chip += streams[i]
+                started = True
             else:
-                finish(i)
-        start_ready()
-    return now, busy
+                ended_now.append(i)
+        for i in ended_now:  # finish
+            k = of[i]
+            ended[i] = now
+            freed[k] = now
+            free[k] = True
+            busy[k] = busy[k] + now - began[i]
+            changed.append(k)
+            for u in users[i]:
+                waiting[u] -= 1
+                if not waiting[u]:
+                    changed.append(of[u])
+            done += 1
+        if streaming and (started or ended_now):
+            rate = min(lsu, ddr / chip) / share
+    return now, {label: busy[k] for label, k in names.items()}
 
 
 # --------------------------------------------------------------------------------------
@@ -1313,7 +1369,9 @@ class Evaluator:
     """Evaluates candidates of one group, with what they share computed once: the
     propagated windows, and per sharding, split and reduction cut the data split and the
     node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
-    their stages); a candidate offered again gets its first answer."""
+    their stages); a candidate offered again gets its first answer; candidates with the
+    same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
+    share one estimate (`estimates`)."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
@@ -1321,6 +1379,10 @@ class Evaluator:
         self.bound = group_bound(spec, config)
         self.splits: dict = {}
         self.answers: dict = {}
+        self.estimates: dict = {}
+        """(tasks, schedule) -> `estimate` of them: a pure function of its arguments,
+        and a dict, not the evaluator, so that a Pending's estimate holds no reference
+        back to the cache that holds the Pending."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1418,9 +1480,13 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
             raise Rejected(str(e), e.peak) from None
 
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
+    estimates = shared.estimates
 
     def finish() -> Plan:
-        total, busy = estimate(spec, ts, schedule, config)
+        key = (tuple(ts), schedule)
+        if key not in estimates:
+            estimates[key] = estimate(spec, ts, schedule, config)
+        total, busy = estimates[key]
         return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
                      group_bound_cycles, total, busy)
 

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.unit.slicing.helpers import the_group
+from tests.unit.slicing.helpers import single, the_group
 from tests.unit.slicing.test_plans import CHAINS, SMALL, random_candidate
+from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.slicing import evaluate as evaluate_module
 from tx8c.slicing import search as search_module
 from tx8c.slicing.evaluate import Evaluator, Rejected
@@ -97,3 +98,24 @@ def _outcome(spec, config, options):
         return search(spec, config, options)
     except NoPlan as e:
         return str(e)
+
+
+def test_candidates_sharing_an_estimate_get_their_own_plans():
+    """The evaluator runs one estimate per distinct (tasks, schedule)
+    (`Evaluator.estimates`; a one-op group's deep pipeline is its shallow one): every
+    candidate's plan equals its evaluation alone."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((64, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 128)).astype(np.float32)
+    spec = group_spec(the_group(single(GemmOp, [a, b])))
+    evaluator = Evaluator(spec, DEFAULT_CONFIG)
+    space = exhaustive_candidates(spec, DEFAULT_CONFIG, SearchOptions(mode="exhaustive"))
+    plans = 0
+    for cand in islice(space, 240):  # the pipeline forms of a split are consecutive
+        try:
+            plan = evaluator(cand)
+        except Rejected:
+            continue
+        plans += 1
+        assert plan == evaluate_module.evaluate(spec, cand, DEFAULT_CONFIG)
+    assert 0 < len(evaluator.estimates) < plans  # some candidates shared an estimate
