@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 import time
-import zlib
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -478,7 +477,7 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
                        f"(tx8c compile writes {PROGRAM_FILE}) to run the cmodel v2.")
     try:
         program = program_from_file_bytes(path.read_bytes())
-    except (ValueError, KeyError, TypeError, OSError, EOFError, zlib.error) as e:
+    except (ValueError, KeyError, TypeError) as e:
         raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
             from None
     ordered = [inputs[n] for n in input_names(main_function(module))]

@@ -121,7 +121,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     tensors += constants.values()
     ops: list[OpInfo] = []
     programs = []
-    walks: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
+    derived: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
     for g in groups:
         inputs = [found.names[v] for v in g.operands]
         outputs = [found.names[v] for v in g.results]
@@ -129,7 +129,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
             programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
                                          (), 0, "ddr"))
             continue
-        programs.append(lower_group(g, inputs, outputs, ops, config, walks))
+        programs.append(lower_group(g, inputs, outputs, ops, config, derived))
     return Program(
         config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
         tensors=tuple(tensors),
@@ -182,11 +182,12 @@ def group_plan(group: GroupOp) -> Plan:
 
 
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
-                config: TX8Config, walks: dict | None = None) -> GroupProgram:
+                config: TX8Config, derived: dict | None = None) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
-    `ops`. `walks` keeps, per group key and plan, what the lowering derives from the
-    windows alone: each tile's steps (`tx8c.slicing.steps.steps`, the windows propagated
-    step by step) and each kernel's operand and result windows and lane. Equal groups
+    `ops`. `derived` keeps, per group key and plan, what the lowering derives from the
+    windows alone (a `_Derived`): each tile's steps (`tx8c.slicing.steps.steps`, the
+    windows propagated step by step) and each kernel's operand and result windows and
+    lane. Equal groups
     (a template's, a model's repeated layers) walk the same steps, so the lowering of a
     module derives them once."""
     gid = group.attr("group_id")
@@ -202,7 +203,7 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
     shares = tiles(spec, plan.candidate, config)
     lowering = GroupLowering(spec, plan, names, op_index, config, gid,
-                             {} if walks is None else walks)
+                             {} if derived is None else derived)
     # leaves of the reduction tree first: a tile's NocReduce names the instruction of
     # its source after which the source's partial sum is complete
     done: dict[int, tuple[Instruction, ...]] = {}
@@ -258,12 +259,12 @@ class _Derived:
 
 class GroupLowering:
     def __init__(self, spec: GroupSpec, plan: Plan, names: GroupNames, op_index: dict,
-                 config: TX8Config, gid: int, walks: dict):
+                 config: TX8Config, gid: int, derived: dict):
         self.spec, self.plan, self.names, self.op_index = spec, plan, names, op_index
         self.config, self.gid = config, gid
-        self.derived = walks.get((spec.key, plan.candidate))
+        self.derived = derived.get((spec.key, plan.candidate))
         if self.derived is None:
-            self.derived = walks[(spec.key, plan.candidate)] = _Derived(
+            self.derived = derived[(spec.key, plan.candidate)] = _Derived(
                 frame_schedule(spec, plan.candidate, config))
         self.buffers: dict[tuple[int, int], BufferPlan] = {}
         self.imm: dict[int, BufferPlan] = {}

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from operator import attrgetter
@@ -335,9 +336,13 @@ def _instruction(data) -> Instruction:
 
 def program_from_file_bytes(data: bytes) -> Program:
     """The Program `Program.to_file_bytes()` wrote (gzip-compressed JSON; plain JSON text,
-    as tx8c wrote before compressing, is read too)."""
+    as tx8c wrote before compressing, is read too). Data that is neither (a damaged or
+    truncated file) is a ValueError, as a wrong JSON text is."""
     if data[:2] == b"\x1f\x8b":  # the gzip magic number
-        data = gzip.decompress(data)
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:  # what gzip raises for damaged data
+            raise ValueError(f"damaged gzip data: {e}") from None
     return program_from_dict(json.loads(data))
 
 

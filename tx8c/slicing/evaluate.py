@@ -208,6 +208,14 @@ def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int
             for (lo, hi), s, g in zip(tile.pairs(), cand.split, granules, strict=True)]
 
 
+def _reduce_pieces(cand: Candidate, reduce: Window | None) -> list[list[tuple[int, int]]]:
+    """The pieces in time of a tile's reduction window (none without a reduction cut)."""
+    if cand.reduce is None:
+        return []
+    return [piece_bounds(hi - lo, s)
+            for (lo, hi), s in zip(reduce.pairs(), cand.reduce.split, strict=True)]
+
+
 class Propagator:
     """`propagate` on one spec with a cache (the search asks the same windows often)."""
 
@@ -237,10 +245,7 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     active = sum(1 for t in shares if not t.anchor.is_empty())
     first = shares[0]
     pieces = _step_pieces(cand, first.anchor, granules)
-    reduce_pieces = []
-    if cand.reduce is not None:
-        reduce_pieces = [piece_bounds(hi - lo, s) for (lo, hi), s in zip(
-            first.reduce.pairs(), cand.reduce.split, strict=True)]
+    reduce_pieces = _reduce_pieces(cand, first.reduce)
     step_counts = [len(p) for p in pieces] + [len(p) for p in reduce_pieces]
     whole = propagate(Window.whole(spec.anchor_shape))
     share = propagate(first.anchor, _reduce(cand, first.reduce))
@@ -299,9 +304,7 @@ def _share_slices(spec, cand, busy, largest, granules, propagate
         if kinds[shape(tile)] != len(out) + 1:
             continue
         pieces = _step_pieces(cand, tile.anchor, granules)
-        reduce_pieces = [] if cand.reduce is None else [
-            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
-                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        reduce_pieces = _reduce_pieces(cand, tile.reduce)
         samples = [propagate(a, _reduce(cand, r)) for a, r in (
             _sample(tile, pieces, reduce_pieces, which)
             for which in ("first", "middle", "last"))]
@@ -535,9 +538,7 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
     out, seen = [], {}
     for tile, never in zip(busy, absent, strict=True):
         pieces = _step_pieces(cand, tile.anchor, granules)
-        reduce_pieces = [] if cand.reduce is None else [
-            piece_bounds(hi - lo, s) for (lo, hi), s in zip(
-                tile.reduce.pairs(), cand.reduce.split, strict=True)]
+        reduce_pieces = _reduce_pieces(cand, tile.reduce)
         dims = [len(p) for p in pieces + reduce_pieces]
         key = (tuple(p for p, n in zip(tile.anchor.pairs(), dims, strict=False) if n > 1),
                tile.reduce, tuple(dims), never)
@@ -847,7 +848,7 @@ def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) 
     Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
     extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
     when its lane is free), so the last finish on a lane is at least the sum of its
-    instructions' durations. Task t runs at least steps // every times (`_runs`: once in
+    instructions' durations. Task t runs at least steps // every times (`_run_steps`: once in
     every `every` = steps // count steps; a node of its tile class's `runs`: at the
     steps `runs_at` allows, `run_count` of them); each run holds its lane for its fixed part
     (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
@@ -920,11 +921,6 @@ def _runs_on(t: Task, tc: TileClass) -> bool:
     if t.delivers or t.sources:
         return t.delivers == any(n == t.node for n, _ in tc.receives)
     return True
-
-
-def _runs(t: Task, step: int, steps: int, late: frozenset[int], count: int) -> bool:
-    """Whether task `t` runs at `step` of the first `count` steps (`_run_steps`)."""
-    return step in _run_steps(t, steps, late, count)
 
 
 def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[int]:

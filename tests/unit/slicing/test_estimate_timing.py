@@ -20,7 +20,7 @@ from tx8c.slicing.evaluate import (
     TileClass,
     _event_run,
     _repeating_unit,
-    _runs,
+    _run_steps,
     data_split,
     estimate,
     runs_at,
@@ -112,10 +112,10 @@ def test_a_store_that_runs_once_at_the_end_is_in_the_extrapolated_estimate():
     every_store = Task(node=3, lane="st", cycles=100, count=100, stage=2)
     once_load = Task(node=0, lane="ld", cycles=100, count=1, stage=0)
     late = frozenset({2, 3})
-    assert [s for s in range(13) if _runs(once_store, s, 100, late, 13)] == [12]
-    assert [s for s in range(100) if _runs(once_store, s, 100, late, 100)] == [99]
-    assert [s for s in range(13) if _runs(once_load, s, 100, late, 13)] == [0]
-    assert [s for s in range(13) if _runs(every_store, s, 100, late, 13)] == list(range(13))
+    assert _run_steps(once_store, 100, late, 13) == [12]
+    assert _run_steps(once_store, 100, late, 100) == [99]
+    assert _run_steps(once_load, 100, late, 13) == [0]
+    assert _run_steps(every_store, 100, late, 13) == list(range(13))
 
 
 def _split_group(rows: int, columns: int):
