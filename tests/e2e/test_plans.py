@@ -1,6 +1,7 @@
 """The slicing stage on every bundled example (issue 11): each group run slice by slice
 from its plan - tile by tile, step by step, with the windows the plan gives - computes
-what the unsliced reference computes, and every plan's estimate is at least its bound."""
+what the unsliced reference computes, every plan's estimate is at least its bound, and its
+DDR channel is busy no longer than the estimate."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def test_examples_run_slice_by_slice(name: str) -> None:
     run_pipeline(module, CompileOptions(verify_each_pass=True))
     stats = json.loads(module.attributes["tx8c.slicing"].data)
     assert stats["groups"] and all(g["cycles"] >= g["bound_cycles"] for g in stats["groups"])
+    # the DDR channel moves at most its bandwidth: busy no longer than the group runs
+    assert all(g["engines"].get("ddr", 0) <= g["cycles"] for g in stats["groups"])
     expected = run_reference(module, inputs)
     got = run_by_plans(module, inputs)
     for e, g in zip(expected, got, strict=True):

@@ -125,6 +125,28 @@ def test_compare_prints_a_table(cnn: Path) -> None:
     assert "cosine" in r.stdout and "SQNR (dB)" in r.stdout and "PASS" in r.stdout
 
 
+@pytest.mark.parametrize("flags, optimize", [((), False), (("--ort-optimize",), True)])
+def test_compare_runs_onnxruntime_node_by_node_unless_asked(tmp_path, monkeypatch, capsys,
+                                                            flags, optimize) -> None:
+    """The reference follows the ONNX definitions (no graph optimiser, whose fused QDQ
+    kernels round otherwise) for the outputs and for --all-tensors' intermediates."""
+    from tx8c.cli.main import main
+    from tx8c.frontend.onnx import runtime
+
+    asked = []
+    real = runtime.run_onnxruntime
+
+    def recording(model, inputs, optimize=True):
+        asked.append(optimize)
+        return real(model, inputs, optimize=optimize)
+
+    monkeypatch.setattr(runtime, "run_onnxruntime", recording)
+    model = _save(tmp_path, _relu_model([1, 8, 4, 4]))
+    assert main(["compare", str(model), "--quiet", "--summary", "--all-tensors", *flags]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert asked == [optimize, optimize]
+
+
 # -- bad input -------------------------------------------------------------------------
 
 

@@ -581,7 +581,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         inputs = random_inputs(model, seed=args.seed)
     progress("running onnxruntime")
-    expected = run_onnxruntime(model, inputs)
+    expected = run_onnxruntime(model, inputs, optimize=args.ort_optimize)
     stage_row = _stage_rower(args, model, result, inputs, expected, progress)
     rows = [stage_row("import", result.module)]
     with progress.task("comparing", len(build_pipeline(options)) + 1) as advance:
@@ -615,7 +615,7 @@ def _stage_rower(args, model, result, inputs, expected, progress: Progress):
     from tx8c.cli.tensor_compare import Arrangements, onnx_intermediates, run_and_compare
 
     progress("running onnxruntime on every intermediate tensor")
-    tensors = onnx_intermediates(model, inputs)
+    tensors = onnx_intermediates(model, inputs, optimize=args.ort_optimize)
     arrangements = Arrangements()
 
     def row(name, module):
@@ -945,6 +945,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--all-tensors", action="store_true",
                    help="also compare every intermediate tensor onnxruntime can expose and "
                    "name the first one (in graph order) below its threshold")
+    m.add_argument("--ort-optimize", action="store_true",
+                   help="run onnxruntime with its graph optimiser (faster on large models); "
+                   "by default it runs node by node as the ONNX definitions say, because "
+                   "its fused kernels may round otherwise (a QDQ model's integer kernels)")
     _add_pipeline_options(m)
     m.add_argument("--quiet", action="store_true")
     m.add_argument("--json", action="store_true", help="print the table as JSON")

@@ -75,8 +75,10 @@ class OnnxTensors:
     """Tensor name -> "node name (OpType)"."""
 
 
-def onnx_intermediates(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]
-                       ) -> OnnxTensors:
+def onnx_intermediates(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray],
+                       optimize: bool = False) -> OnnxTensors:
+    """Every node output onnxruntime can expose (made a graph output), with its producer;
+    `optimize` as in `run_onnxruntime` (compare runs the graph node by node by default)."""
     from tx8c.frontend.onnx.runtime import run_onnxruntime
 
     inferred = onnx.shape_inference.infer_shapes(model)
@@ -94,7 +96,7 @@ def onnx_intermediates(model: onnx.ModelProto, inputs: Mapping[str, np.ndarray]
             if out not in have:
                 exposed.graph.output.append(typed[out])
                 have.add(out)
-    results = run_onnxruntime(exposed, inputs)
+    results = run_onnxruntime(exposed, inputs, optimize=optimize)
     values = {o.name: r for o, r in zip(exposed.graph.output, results, strict=True)}
     return OnnxTensors({k: values[k] for k in order}, order, producer)
 

@@ -790,7 +790,8 @@ EXACT_STEPS = 12
 
 def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
              ) -> tuple[int, dict[str, int]]:
-    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel).
+    """(cycles of the group on one tile, busy cycles per lane and of the DDR channel: the
+    time it would take to move the bytes every tile streamed at the chip's bandwidth).
 
     The tile's instructions run as the lowering orders them (`frame_times`: step + stage
     periods plus the start in the frame) on their lanes, each lane in that order, an
@@ -815,9 +816,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
         total = t2 + more * (t2 - t1)
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
                 for lane in b2}
-    out = {lane: math.ceil(busy.get(lane, 0.0)) for lane in LANES}
-    out["ddr"] = math.ceil(sum(t.ddr * t.count for t in ts))
-    return math.ceil(total), out
+    return math.ceil(total), {lane: math.ceil(busy.get(lane, 0.0)) for lane in (*LANES, "ddr")}
 
 
 def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
@@ -1094,6 +1093,7 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     streaming: dict[int, float] = {}
     chip = 0  # tiles streaming on the chip
     rate = 0.0  # each stream's share of the DDR, in full-share cycles per cycle
+    channel = 0.0  # bytes the chip's streams moved so far
     now, done = 0.0, 0
     changed = list(range(lanes))  # lanes whose next instruction may have become startable
     push, pop = heapq.heappush, heapq.heappop
@@ -1125,6 +1125,7 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
                                "ones their lanes run later")
         ended_now = []
         if streaming:
+            channel += (then - now) * chip * rate * share
             for i in streaming:
                 streaming[i] -= rate * (then - now)
             ended_now = [i for i, left in streaming.items() if left <= 1e-6]
@@ -1155,7 +1156,9 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             done += 1
         if streaming and (started or ended_now):
             rate = min(lsu, ddr / chip) / share
-    return now, {label: busy[k] for label, k in names.items()}
+    out = {label: busy[k] for label, k in names.items()}
+    out[(-1, "ddr")] = channel / ddr  # the DDR channel's busy time
+    return now, out
 
 
 # --------------------------------------------------------------------------------------
