@@ -31,10 +31,12 @@ Split piece's store); each class runs its instructions on its own lanes, side by
 with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
 divided among all the streams of the chip at that moment and pays its setup alone;
 the schedule's repeating unit is extrapolated beyond `EXACT_STEPS` steps (the seed's
-Repeat node). Departs from the seed, whose Estimate sums the frames of the pipeline:
-frames are not alike where the DDR is shared between loads and stores or a hoisted
-weight fills the pipeline, and the closed form missed both
-(measured against cmodel v2: bench/bench_cmodel.py).
+Repeat node), except where classes of different shares drift apart (every step is
+simulated). A load or store of an empty window moves nothing and runs nowhere (`moving`:
+the lowering issues no DMA), like a Split piece another tile stores. Departs from the
+seed, whose Estimate sums the frames of the pipeline: frames are not alike where the DDR
+is shared between loads and stores or a hoisted weight fills the pipeline, and the
+closed form missed both (measured against cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
 (a Gemm sharded over output columns: every tile reads the same rows of the activation)
@@ -202,9 +204,9 @@ class Split:
     tiles do not divide evenly). Empty when every busy share has tile 0's shape."""
     share_slices: tuple[tuple[tuple[int, ...] | None, ...], ...] = ()
     share_steps: tuple[int, ...] = ()
-    """Per smaller share (as `share_slices`), its tiles' step count (fewer than `steps`
-    when a split dim's last piece is a short one: 14 rows over 4 tiles of 4, 4, 4, 2
-    rows in steps of 1 row)."""
+    """Per smaller share (as `share_slices`), its tiles' step count: fewer than `steps`
+    where a split dim's share is short (14 rows over 4 tiles of 4, 4, 4, 2 rows in
+    steps of 1 row), more where its pieces are cut finer."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -275,7 +277,9 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     busy = [t for t in shares if not t.anchor.is_empty()]
     windows = [moving(spec, propagate(t.anchor, _reduce(cand, t.reduce)).loops)
                for t in busy] if len(busy) > 1 else []
-    shared, senders = multicast_loads(spec, busy, windows, config)
+    tile_steps = [math.prod(map(len, _step_pieces(cand, t.anchor, granules)
+                                + _reduce_pieces(cand, t.reduce))) for t in busy]
+    shared, senders = multicast_loads(spec, busy, windows, config, tile_steps)
     absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                    for loops in windows)
     share_of, share_slices, share_steps = _share_slices(spec, cand, busy, slice_shapes,
@@ -350,13 +354,19 @@ def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
     return _largest(spec, samples)[0], math.prod(len(p) for p in pieces + reduce_pieces)
 
 
-def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
+def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config,
+                    steps: list[int] | None = None
                     ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, ...]]]:
     """The loads several `busy` tiles (with their share's node `windows`) make with the
     same window: per load node, (the distinct windows, the most mesh hops from a
     window's source - its highest tile, the lowering's choice - to another tile loading
     it)), and per such node, per busy tile, its source's position in `busy` (its own
-    where its window is None: it loads nothing of it). Empty without `noc_multicast`."""
+    where its window is None: it loads nothing of it). Empty without `noc_multicast`.
+    `steps`: per busy tile its step count. The lowering's source at a step is the
+    highest tile that loads the window then: a tile of a share with fewer steps (BERT's
+    last 64 of 2304 columns: 4 steps, its peers 20) stops after its last, and the
+    highest tile that runs them all takes over, so that tile is the source here (the
+    DDR reads the same bytes at each step either way)."""
     loads = [n.index for n in spec.nodes if n.kind == "load"]
     if not config.noc_multicast or not loads or len(busy) < 2:
         return {}, {}
@@ -369,10 +379,12 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
                 sharing.setdefault(loops[n], []).append(t.index)
         if len(sharing) == sum(map(len, sharing.values())):
             continue  # every tile that loads it loads its own window
-        hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
+        sender = {key: max(group, key=lambda t: (steps[position[t]] if steps else 0, t))
+                  for key, group in sharing.items()}
+        hops = max(mesh_hops(sender[key], other, config) for key, group in sharing.items()
                    for other in group)
         out[n] = (len(sharing), hops)
-        source = {t: position[max(group)] for group in sharing.values() for t in group}
+        source = {t: position[sender[key]] for key, group in sharing.items() for t in group}
         senders[n] = tuple(source.get(t.index, k) for k, t in enumerate(busy))
     return out, senders
 
@@ -391,7 +403,7 @@ class TileClass:
     share: int = 0
     """Its tiles' share slices (`Split.shares`: 0, the tasks' own)."""
     steps: int = 0
-    """Its tiles' step count where their share has fewer steps than tile 0's
+    """Its tiles' step count where their share has another than tile 0's
     (`Split.share_steps`; 0: the schedule's). Its `runs` then give every node's steps."""
 
 
