@@ -279,7 +279,7 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                for t in busy] if len(busy) > 1 else []
     tile_steps = [math.prod(map(len, _step_pieces(cand, t.anchor, granules)
                                 + _reduce_pieces(cand, t.reduce))) for t in busy]
-    shared, senders = multicast_loads(spec, busy, windows, config, tile_steps)
+    shared, senders = multicast_loads(spec, busy, windows, config, tile_steps, counts)
     absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                    for loops in windows)
     share_of, share_slices, share_steps = _share_slices(spec, cand, busy, slice_shapes,
@@ -355,18 +355,20 @@ def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
 
 
 def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config,
-                    steps: list[int] | None = None
+                    steps: list[int] | None = None, counts: tuple[int, ...] = ()
                     ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, ...]]]:
     """The loads several `busy` tiles (with their share's node `windows`) make with the
     same window: per load node, (the distinct windows, the most mesh hops from a
     window's source - its highest tile, the lowering's choice - to another tile loading
     it)), and per such node, per busy tile, its source's position in `busy` (its own
     where its window is None: it loads nothing of it). Empty without `noc_multicast`.
-    `steps`: per busy tile its step count. The lowering's source at a step is the
-    highest tile that loads the window then: a tile of a share with fewer steps (BERT's
-    last 64 of 2304 columns: 4 steps, its peers 20) stops after its last, and the
-    highest tile that runs them all takes over, so that tile is the source here (the
-    DDR reads the same bytes at each step either way)."""
+    `steps`: per busy tile its step count; `counts`: per node its run count (tile
+    0's). The lowering's source at a step is the highest tile that loads the window
+    then: a tile of a share with fewer steps (BERT's last 64 of 2304 columns: 4 steps,
+    its peers 20) stops after its last, and the highest tile that runs them all takes
+    over, so that tile is the source here of a load run at more than one step (the DDR
+    reads the same bytes at each step either way); a load run once (at the first step,
+    which every tile has) keeps the highest tile."""
     loads = [n.index for n in spec.nodes if n.kind == "load"]
     if not config.noc_multicast or not loads or len(busy) < 2:
         return {}, {}
@@ -379,7 +381,8 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config,
                 sharing.setdefault(loops[n], []).append(t.index)
         if len(sharing) == sum(map(len, sharing.values())):
             continue  # every tile that loads it loads its own window
-        sender = {key: max(group, key=lambda t: (steps[position[t]] if steps else 0, t))
+        repeated = steps and counts and counts[n] > 1
+        sender = {key: max(group, key=lambda t: (steps[position[t]] if repeated else 0, t))
                   for key, group in sharing.items()}
         hops = max(mesh_hops(sender[key], other, config) for key, group in sharing.items()
                    for other in group)
@@ -856,6 +859,10 @@ class Schedule:
 EXACT_STEPS = 12
 """Steps the estimate simulates one by one before it extrapolates (see `estimate`)."""
 
+DRIFT_STEPS = 128
+"""Steps up to which the estimate simulates tile classes of different shares one by one
+(`_extrapolated`: they drift apart; ConvNeXt's Mul runs 80)."""
+
 
 def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
              ) -> tuple[int, dict[str, int]]:
@@ -879,7 +886,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
         first, second, apart = runs
         t1, b1 = simulate_tile(spec, ts, schedule, config, first)
         t2, b2 = simulate_tile(spec, ts, schedule, config, second)
-        more = (schedule.steps - second) / (second - first)
+        more = (longest(schedule) - second) / (second - first)
         total = t2 + more * (t2 - t1)
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
                 for lane in b2}
@@ -898,10 +905,23 @@ def _extrapolated(ts: list[Task], schedule: Schedule) -> tuple[int, int, int] | 
     more after the first: a unit apart, the difference took one swing of that
     interleaving for the rate (Swin's Gemm+GELU, 12 tiles in 4 classes: 231 cycles a
     step between 12 and 14 steps, 274 between 12 and 24 and over the whole run; the
-    estimate was 0.86 of cmodel v2)."""
+    estimate was 0.86 of cmodel v2).
+
+    Tile classes of different shares never repeat together: the smaller share's steps
+    are shorter, so it runs ahead and the DDR the classes share is split otherwise from
+    step to step until it ends (its last steps may be fewer, too); two runs a unit apart
+    measured such a drift's swing, not its rate (ConvNeXt's Mul over shares of 64 and
+    32 channels: 0.69 of cmodel v2). Up to DRIFT_STEPS steps every step is simulated;
+    beyond, the two runs are DRIFT_STEPS / 2 apart (the latency of many steps grows by
+    the same amount per step once the drift is under way: a swing is a few steps)."""
     steps = schedule.steps
     unit, short = _repeating_unit(ts, schedule)
-    apart = 1 if len(schedule.classes) < 2 else -(-EXACT_STEPS // unit)
+    drift = any(tc.share for tc in schedule.classes)
+    if drift and longest(schedule) <= DRIFT_STEPS:
+        return None
+    span = DRIFT_STEPS // 2 if drift else EXACT_STEPS
+    apart = 1 if len(schedule.classes) < 2 else -(-span // unit)
+    steps = longest(schedule)
     rest = steps % unit
     if (short + apart) * unit + rest >= steps:
         return None
@@ -923,15 +943,8 @@ def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
     with: the unit is a whole number of rotations of every buffer a node that runs each
     unit writes (two copies alternate: a step that overlaps the next one's load differs
     from the step after it, and the difference of two runs one step apart took the
-    cheap one - ResNet-50's Conv+Add+Relu, 0.91 of cmodel v2). Tile classes of
-    different shares never repeat together: the smaller share's steps are shorter, so
-    it runs ahead and the DDR the classes share is split otherwise from step to step
-    until it ends (its last steps may be fewer, too); two runs a few steps apart
-    measured such a drift's swing, not its rate (ConvNeXt's Mul over shares of 64 and
-    32 channels: 0.69 of cmodel v2): every step is simulated."""
+    cheap one - ResNet-50's Conv+Add+Relu, 0.91 of cmodel v2)."""
     steps = schedule.steps
-    if any(tc.share for tc in schedule.classes):
-        return steps, 1
     repeats = [t.count for t in ts if 1 < t.count]
     unit = steps // min(repeats) if repeats else steps
     unit = max([unit] + [stride * size for tc in schedule.classes for _, at in tc.runs

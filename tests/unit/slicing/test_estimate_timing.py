@@ -307,8 +307,9 @@ def test_a_share_of_fewer_steps_runs_only_its_own(monkeypatch):
 def test_classes_of_different_shares_are_simulated_over_every_step():
     """Two shares (a 64- and a 32-channel one: ConvNeXt's Mul) drift apart: the smaller
     one's steps are shorter, so the DDR the classes share is split otherwise at each
-    step until it ends, and nothing repeats: every step is simulated (a unit of all 80,
-    one run). Two runs 2 steps apart took one swing of the drift: 0.69 of cmodel v2."""
+    step until it ends, and nothing repeats: up to DRIFT_STEPS every step is simulated
+    (all 80, one run). Two runs 2 steps apart took one swing of the drift: 0.69 of
+    cmodel v2. Beyond, the runs are DRIFT_STEPS / 2 apart: 12 and 12 + 64 steps."""
     ts = [Task(0, "ld", SETUP + 108, 80, 0, 108), Task(1, "st", SETUP + 108, 80, 1, 108)]
     buffers = ((0, (1,), 2),)
     one = Schedule(80, 4, frozenset({1}), buffers)
@@ -316,8 +317,10 @@ def test_classes_of_different_shares_are_simulated_over_every_step():
     assert _extrapolated(ts, one) == (12, 14, 1)
     shares = replace(one, classes=(TileClass(2), TileClass(2, share=1)), costs=(
         (), (((0, "ld"), SETUP + 54, 54), ((1, "st"), SETUP + 54, 54))))
-    assert _repeating_unit(ts, shares) == (80, 1)
+    assert _repeating_unit(ts, shares) == (2, 6)
     assert _extrapolated(ts, shares) is None
+    many = [replace(t, count=400) for t in ts]
+    assert _extrapolated(many, replace(shares, steps=400)) == (12, 76, 32)
 
 
 def test_several_classes_extrapolate_over_exact_steps():
