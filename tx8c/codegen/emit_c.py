@@ -241,7 +241,8 @@ class _TileWriter:
     def _dma(self, dma: Dma) -> str:
         tensor = self.program.tensor(dma.tensor)
         name = self._name("dma")
-        ddr = _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
+        space = "TX_RESIDENT" if tensor.kind == "resident" else "TX_DDR"
+        ddr = _tsr(tensor.dtype, tensor.layout, space, tensor.offset, tensor.shape,
                    dma.window)
         held = dma.spm_window  # the buffer holds `held`; the DMA moves `window` of it
         if tuple(dma.spm.shape) != tuple(held.shape):
@@ -252,7 +253,7 @@ class _TileWriter:
         spm = _tsr(dma.spm.dtype, dma.spm.layout, "TX_SPM", dma.spm.addr, tensor.shape, part,
                    Window.whole(held.shape))
         self.decls.append(f"static const TxDma {name} = {{{int(dma.lane == 'st')}, "
-                          f"{_c_string(dma.tensor)}, {ddr}, {spm}}};")
+                          f"{_c_string(dma.tensor)}, {ddr}, {spm}, {tensor.page}u}};")
         return name
 
     def _spm(self, ref: SpmRef, whole, window: Window, need: Window | None = None) -> str:
