@@ -171,6 +171,7 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
             "groups": _group_stats(result.module),
             "regroup": _regroup_stats(result.module),
             "ddr": _ddr_stats(result.module),
+            "resident": _resident_stats(result.module),
             "program": {"groups": len(program.groups),
                         "instructions": program.instruction_count(),
                         "ddr_bytes": program.ddr_bytes},
@@ -202,6 +203,8 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
     progress(f"wrote {out.path}/{{{written}}}")
     if not args.json:  # --quiet silences the progress, not the result
         print(_latency_line(report["slicing"], report["simulation"]))
+        if report["resident"]:
+            print(_resident_line(report["resident"], report["simulation"]))
     if args.json:
         print(json.dumps(report, indent=2))
 
@@ -268,6 +271,30 @@ def _ddr_stats(module) -> dict:
         "total_bytes": placement.total_bytes, "reorder_bytes": placement.reorder_bytes,
         "tensors": len(placement.values),
     }
+
+
+def _resident_stats(module) -> dict | None:
+    """What spm-resident kept in SPM (None when it did not run): the values, the stored
+    bytes kept out of DDR (each would be stored once and loaded by every reader), the
+    budget and page, and the largest reserve of an epoch."""
+    from tx8c.analysis.spm_resident import read_residency
+
+    residency = read_residency(module)
+    if residency is None:
+        return None
+    return {
+        "budget": residency.budget, "page": residency.page,
+        "values": len(residency.values), "bytes_kept": residency.bytes_kept,
+        "max_reserve": max(residency.reserve, default=0),
+        "names": [v.name for v in residency.values],
+    }
+
+
+def _resident_line(resident: dict, simulation: dict) -> str:
+    return (f"spm-resident: {resident['values']} values kept in SPM "
+            f"({resident['bytes_kept'] / 1e6:.2f} MB stored there instead of DDR, "
+            f"largest reserve {resident['max_reserve']} B per tile); DDR bytes moved "
+            f"(cmodel v2) {simulation['ddr_bytes'] / 1e6:.2f} MB")
 
 
 def _layout_traffic(module) -> dict:
