@@ -133,3 +133,28 @@ def test_a_page_size_the_program_does_not_use_gives_a_wrong_read() -> None:
 def test_random_graphs_equal_the_reference_with_values_in_spm(steps) -> None:
     """A small budget: some values fit, some stay in DDR."""
     assert_compiled_equals_reference(steps, CompileOptions(spm_resident=16 * 1024))
+
+
+def test_cli_reports_the_values_kept_and_rejects_a_budget_past_the_spm(tmp_path, capsys
+                                                                       ) -> None:
+    import json
+
+    import onnx
+
+    from tx8c.cli.main import main
+
+    model = tmp_path / "m.onnx"
+    onnx.save(MODELS["residual_cnn"](), model)
+    assert main(["compile", str(model), "-o", str(tmp_path / "out"), "--quiet",
+                 "--spm-resident", str(BUDGET)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    resident = report["resident"]
+    assert resident["budget"] == BUDGET and resident["values"] == len(resident["names"]) > 0
+    assert f"spm-resident: {resident['values']} values kept in SPM" in printed
+    assert report["options"]["spm_resident"] == BUDGET
+    assert main(["compile", str(model), "-o", str(tmp_path / "bad"), "--quiet",
+                 "--spm-resident", str(4 << 20)]) == 1
+    error = capsys.readouterr().err
+    assert "spm-resident budget must be between 0 (off) and the SPM of a tile" in error
+    assert "Traceback" not in error
