@@ -17,7 +17,11 @@ epoch r is live in [p, r + 1) (`tx8c.analysis.ddr_tensors`, the rule ddr-alloc u
 two resident values whose lifetimes meet never share region bytes. The *reserve* of an
 epoch is the highest region end of the values live in it: every group of that epoch
 plans its own buffers in the SPM below it (`spm_bytes_per_tile - reserve`), so no
-group buffer ever overlaps a live resident value.
+group buffer ever overlaps a live resident value. A group's reserve is its epoch's
+rounded up to a multiple of `budget / RESERVE_LEVELS` (`group_reserve`): equal groups of
+nearby epochs (a network's repeated blocks) then plan with the same SPM and share one
+search (group-cost's templates). With exact reserves ResNet-50's search ran 3.7 times
+longer (8.0 s -> 29.3 s) for plans that differ little.
 
 **Which values.** Values between groups (not graph inputs or outputs, not constants)
 that every reader loads with a DMA (no kernel reads them straight from DDR) and that
@@ -42,6 +46,10 @@ RESIDENT_ATTR = "tx8c.resident"
 """Module attribute: the `Residency` as JSON."""
 GROUP_ATTR = "tx8c.resident"
 """Group attribute: the group's `GroupResidency` as JSON (absent: nothing resident)."""
+
+
+RESERVE_LEVELS = 4
+"""The reserves groups plan with: multiples of budget / RESERVE_LEVELS."""
 
 
 class ResidencyError(Tx8Error):
@@ -107,6 +115,12 @@ class GroupResidency:
     reserve: int = 0
     operands: tuple[int, ...] = ()
     results: tuple[int, ...] = ()
+
+
+def group_reserve(reserve: int, budget: int) -> int:
+    """The SPM a group of an epoch with `reserve` plans without (module docstring)."""
+    step = max(1, budget // RESERVE_LEVELS)
+    return min(budget, -(-reserve // step) * step)
 
 
 def per_tile_bytes(size: int, page: int, tiles: int) -> int:

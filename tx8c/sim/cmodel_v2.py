@@ -10,7 +10,10 @@ reverse for a store; a kernel unpacks each operand from SPM at its address and l
 computes with the op's `compute_slice`, and packs each result at its address
 (`accumulate`: combined with what is there); a NocReduce combines another tile's SPM
 bytes into the owner's; a NocCopy (a destination of a multicast load) copies the
-source tile's buffer into its own. The outputs are read back from DDR.
+source tile's buffer into its own. The outputs are read back from DDR. A "resident"
+tensor (a value between groups spm-resident keeps in SPM) has no DDR bytes: its pages
+are bytes of the tiles' SPM (`tx8c.analysis.spm_resident.page_location`), which a DMA of
+one of its windows gathers from (scatters to) the owning tiles.
 
 **Checks** (each a `Tx8ComputeError` naming group, tile, step and instruction):
 - out of bounds: an SPM range past `spm_bytes_per_tile`, a DDR window outside its
@@ -20,6 +23,10 @@ source tile's buffer into its own. The outputs are read back from DDR.
   scratch holds nothing valid after the kernel). A read must find its whole range
   written by one instruction that wrote exactly that buffer (same address, shape,
   layout): a buffer partly overwritten by another, live at the same time, is an error;
+- resident pages: every SPM byte of a resident tensor remembers the tensor (a tag no
+  instruction id takes, kept from group to group); a load must find its tensor's tag on
+  every byte it reads: a group buffer written over the pages while the value is live (a
+  reserve too small, a wrong base or page) is an error naming what holds the byte;
 - DDR: every byte of the variables region remembers the tensor last stored there; a
   load must find its tensor's bytes (a load that runs before the store of the tensor it
   reads - a missing barrier - or at the wrong offset is an error), outputs too;
@@ -38,7 +45,9 @@ next writer of that range waits for it). A tile runs its groups one after anothe
 finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
 streams at once (fluid sharing: each active stream gets bandwidth / streams); a kernel
-that reads DDR itself (a Gather from its table) streams those bytes the same way. A NocReduce
+that reads DDR itself (a Gather from its table) streams those bytes the same way. A DMA
+of a resident tensor streams no DDR: it takes `resident_dma_cycles` (the NoC port rate,
+the farthest tile's hops once; `tx8c.target.cost`). A NocReduce
 sends its bytes over `noc_hop_cycles` per mesh hop at `noc_bytes_per_cycle` and adds on
 the CT; a NocCopy ends at `multicast_done` (the NoC's tree delivers the bytes to the
 destinations side by side as the source's Dma reads them; they count once in the DDR

@@ -13,8 +13,9 @@ over the tiles, with lifetimes in barrier epochs (two values whose epochs meet n
 share region bytes).
 
 Guarantees: module attribute `tx8c.resident` (the `Residency`: values, region offsets,
-reserve per epoch); on every sliced group attribute `tx8c.resident` (its reserve, its
-resident operands and results) when it has a reserve. With `budget` 0 (the default) the
+reserve per epoch); on every sliced group attribute `tx8c.resident` (its reserve - its
+epoch's, rounded up to a multiple of budget / 4, `group_reserve` -, its resident
+operands and results) when it has a reserve. With `budget` 0 (the default) the
 module is left unchanged. Values not chosen, graph inputs and outputs and constants stay
 in DDR.
 
@@ -37,6 +38,7 @@ from tx8c.analysis.spm_resident import (
     GroupResidency,
     check_options,
     choose,
+    group_reserve,
     write_group_residency,
     write_residency,
 )
@@ -76,7 +78,7 @@ class SpmResidentPass(ModulePass):
         write_residency(op, residency)
         resident = residency.names
         for g, epoch in zip(groups, barrier_epochs(groups), strict=True):
-            reserve = residency.reserve[epoch]
+            reserve = group_reserve(residency.reserve[epoch], self.budget)
             if g.attr("group_tag") == GroupOp.IN_DDR or not reserve:
                 continue
             write_group_residency(g, GroupResidency(
