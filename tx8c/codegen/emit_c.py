@@ -12,6 +12,10 @@ model": the cmodel and the C emitter read one Program).
   because the Program lists every step);
 - `host.c`: loads `consts.bin` and the inputs into DDR, runs the tiles group by group
   (each group completes before the next starts: the barriers), writes the outputs;
+- a DMA of a "resident" tensor (a value spm-resident keeps in SPM) is a `TX_RESIDENT`
+  descriptor with the tensor's page size: the runtime copies the window between the
+  tile's buffer and the pages in the tiles' SPM (page p on tile p mod tiles), the same
+  bytes cmodel v2 moves;
 - the C runtime (`tx8c_rt.[ch]`, `tx8c_kernels.c`: layouts, DMA, one reference kernel
   per op family) and a `Makefile`.
 
