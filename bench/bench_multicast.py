@@ -3,7 +3,7 @@ and without multicast (issue 11's "estimated latency / roofline bound", issue 12
 estimate vs cmodel v2).
 
     .venv/bin/python bench/bench_multicast.py [--models resnet50,bert_base,mobilenetv2,vit_full]
-        [--models-dir /work/models] [--settings off,on]
+        [--models-dir /work/models] [--settings off,on] [--spm-resident 0,1048576]
 
 Each model is imported and compiled through the DDR stage once per setting of
 `TX8Config.noc_multicast` (off: every tile loads its windows from DDR itself; on: a
@@ -13,6 +13,11 @@ seconds (the group-cost pass, wall), the estimate (sum of the groups' estimates)
 simulated latency, both over the roofline bound (`analysis.roofline`), estimate /
 simulated, groups whose estimate is within 5 % of their simulated cycles, and the DDR
 bytes the simulated DMAs moved beside the roofline's compulsory bytes.
+
+`--spm-resident` lists budgets of the spm-resident pass (issue 11: values between groups
+kept in the top BUDGET bytes of every tile's SPM instead of DDR; 0 off, the default);
+each setting is measured with each budget, and the table says how many values were kept
+and their stored bytes.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from xdsl.dialects.builtin import StringAttr  # noqa: E402
 
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
+from tx8c.analysis.spm_resident import read_residency  # noqa: E402
 from tx8c.codegen.lower import lower_module  # noqa: E402
 from tx8c.const_container import module_container  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
@@ -41,7 +47,7 @@ MB = 1e6
 SETTINGS = {"off": {"noc_multicast": False}, "on": {}, "default": {}}
 
 
-def measure(path: Path, setting: str) -> dict:
+def measure(path: Path, setting: str, budget: int = 0) -> dict:
     model, _ = prepare(str(path), None)
     module = import_onnx(model).module
     overrides = SETTINGS[setting]
@@ -49,9 +55,10 @@ def measure(path: Path, setting: str) -> dict:
         module.attributes["tx8c.target"] = StringAttr(json.dumps(overrides))
     search_module._searched.cache_clear()
     start = time.perf_counter()
-    records = run_pipeline(module, CompileOptions())
+    records = run_pipeline(module, CompileOptions(spm_resident=budget))
     compile_s = time.perf_counter() - start
     search_s = sum(r.seconds for r in records if r.name == "group-cost")
+    residency = read_residency(module)
     config = target_config(module)
     program = lower_module(module, module_container(module))
     timing = simulate(program, module)
@@ -61,7 +68,9 @@ def measure(path: Path, setting: str) -> dict:
     within = sum(1 for g, c in timing.group_cycles.items()
                  if c and abs(timing.group_estimates[g] / c - 1) <= 0.05)
     return {
-        "model": path.stem, "setting": setting, "compile_s": compile_s,
+        "model": path.stem, "setting": setting, "budget": budget,
+        "resident": len(residency.values) if residency else 0,
+        "kept_mb": residency.bytes_kept / MB if residency else 0.0, "compile_s": compile_s,
         "search_s": search_s, "estimate": estimate, "simulated": timing.cycles,
         "est_roof": estimate / bound, "sim_roof": timing.cycles / bound,
         "est_sim": estimate / timing.cycles if timing.cycles else 0.0,
@@ -76,19 +85,26 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--models-dir", default="/work/models", type=Path)
     parser.add_argument("--settings", default="off,on",
                         help="comma-separated: off, on (default of this checkout: default)")
+    parser.add_argument("--spm-resident", default="0",
+                        help="comma-separated budgets of spm-resident in bytes (0: off)")
     args = parser.parse_args(argv)
-    print("| model | multicast | search s | compile s | estimate | simulated | est/roofline "
+    print("| model | multicast | spm-resident | values kept | kept MB | search s | compile s "
+          "| estimate | simulated | est/roofline "
           "| sim/roofline | est/sim | grp<=5% | DDR MB (sim) | compulsory MB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name in args.models.split(","):
         for setting in args.settings.split(","):
-            r = measure(args.models_dir / f"{name}.onnx", setting)
-            print(f"| {r['model']} | {r['setting']} | {r['search_s']:.1f} | "
-                  f"{r['compile_s']:.1f} | {r['estimate']} | {r['simulated']} | "
-                  f"{r['est_roof']:.2f} | {r['sim_roof']:.2f} | {r['est_sim']:.3f} | "
-                  f"{r['within']} | {r['ddr_mb']:.1f} | {r['compulsory_mb']:.1f} |",
-                  flush=True)
+            for budget in args.spm_resident.split(","):
+                row(measure(args.models_dir / f"{name}.onnx", setting, int(budget)))
     return 0
+
+
+def row(r: dict) -> None:
+    print(f"| {r['model']} | {r['setting']} | {r['budget']} | {r['resident']} | "
+          f"{r['kept_mb']:.1f} | {r['search_s']:.1f} | "
+          f"{r['compile_s']:.1f} | {r['estimate']} | {r['simulated']} | "
+          f"{r['est_roof']:.2f} | {r['sim_roof']:.2f} | {r['est_sim']:.3f} | "
+          f"{r['within']} | {r['ddr_mb']:.1f} | {r['compulsory_mb']:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,10 @@ class CompileOptions:
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
+    spm_resident: int = 0
+    """spm-resident's budget: bytes at the top of every tile's SPM that may keep values
+    between groups instead of DDR (issue 11); 0, the default, keeps every value in
+    DDR."""
     jobs: int = 0
     """Worker processes of the slicing search (group-cost's `jobs`): distinct groups are
     searched side by side; 0 means as many as the cores available. The plans, and so
@@ -60,6 +64,9 @@ class CompileOptions:
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
         if self.jobs < 0:
             raise Tx8Error(f"--jobs must be >= 0 (0: as many as the cores), got {self.jobs}")
+        if self.spm_resident < 0:
+            raise Tx8Error(f"--spm-resident must be >= 0 (bytes per tile; 0: off), got "
+                           f"{self.spm_resident}")
         if self.regroup < 0:
             raise Tx8Error(f"--regroup must be >= 0 (a window of groups), got {self.regroup}")
         from tx8c.analysis.layout_problem import STRATEGIES
@@ -151,8 +158,12 @@ def grouping_spec(options: CompileOptions) -> list[str]:
 
 
 def slicing_spec(options: CompileOptions) -> list[str]:
-    """The slicing stage (seed 003 GroupCost): every group's plan."""
-    return [f"group-cost{{jobs={options.jobs}}}" if options.jobs else "group-cost"]
+    """The slicing stage (seed 003 GroupCost): every group's plan, below the SPM that
+    spm-resident reserves for values kept between groups (when its budget is set)."""
+    resident = ([f"spm-resident{{budget={options.spm_resident}}}"]
+                if options.spm_resident else [])
+    return resident + [f"group-cost{{jobs={options.jobs}}}" if options.jobs
+                       else "group-cost"]
 
 
 def ddr_spec(options: CompileOptions) -> list[str]:

@@ -205,17 +205,19 @@ def improve_moves(buffers: int) -> int:
     return max(1, min(200, MOVES_WORK // max(1, buffers)))
 
 
-def place(tensors: DdrTensors, constants_bytes: int, align: int, opt_ddr: bool
-          ) -> DdrPlacement:
-    """Offsets of the variables after the constants region (see the module docstring)."""
-    buffers = [Buffer(v.name, max(1, v.size), (v.live,)) for v in tensors.values]
+def place(tensors: DdrTensors, constants_bytes: int, align: int, opt_ddr: bool,
+          resident: frozenset[str] = frozenset()) -> DdrPlacement:
+    """Offsets of the variables after the constants region (see the module docstring);
+    the `resident` values (kept in SPM, `tx8c.analysis.spm_resident`) get none."""
+    kept = tuple(v for v in tensors.values if v.name not in resident)
+    buffers = [Buffer(v.name, max(1, v.size), (v.live,)) for v in kept]
     placed = allocate(buffers, align, improve=improve_moves(len(buffers)))
     base = aligned(constants_bytes, align)
     return DdrPlacement(
         opt_ddr=opt_ddr, align=align, constants_bytes=constants_bytes, variables_base=base,
         offsets={name: base + off for name, off in placed.offsets},
         peak=placed.peak, lower_bound=max_live(buffers, align), order=placed.order,
-        values=tensors.values,
+        values=kept,
     )
 
 

@@ -197,18 +197,37 @@ def place(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[
     peak = 0
     for i in order:
         size = aligned(buffers[i].size, align)
-        taken = sorted(
-            (offsets[j], offsets[j] + aligned(buffers[j].size, align))
-            for j in neighbours[i] if offsets[j] >= 0
-        )
-        offset = 0
-        for lo, hi in taken:
-            if offset + size <= lo:
-                break
-            offset = max(offset, hi)
-        offsets[i] = offset
-        peak = max(peak, offset + size)
+        offsets[i] = _lowest_offset(buffers, offsets, neighbours[i], size, align)
+        peak = max(peak, offsets[i] + size)
     return offsets, peak
+
+
+def place_within(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[int]],
+                 align: int, capacity: int) -> list[int]:
+    """Greedy placement in `order` into `capacity` bytes, leaving out what does not fit:
+    each buffer at the lowest aligned offset clear of the conflicting buffers placed
+    before it, or -1 when that offset would end past `capacity` (the buffer is not
+    placed, and later buffers may take the room it would have needed)."""
+    offsets = [-1] * len(buffers)
+    for i in order:
+        size = aligned(buffers[i].size, align)
+        offset = _lowest_offset(buffers, offsets, neighbours[i], size, align)
+        if offset + size <= capacity:
+            offsets[i] = offset
+    return offsets
+
+
+def _lowest_offset(buffers: Sequence[Buffer], offsets: list[int], neighbours: set[int],
+                   size: int, align: int) -> int:
+    """The lowest aligned offset where `size` bytes clear the placed `neighbours`."""
+    taken = sorted((offsets[j], offsets[j] + aligned(buffers[j].size, align))
+                   for j in neighbours if offsets[j] >= 0)
+    offset = 0
+    for lo, hi in taken:
+        if offset + size <= lo:
+            break
+        offset = max(offset, hi)
+    return offset
 
 
 def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = None,

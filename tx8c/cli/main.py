@@ -161,6 +161,7 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
                 "group_patterns": options.group_patterns,
                 "opt_barrier": options.opt_barrier,
                 "regroup": options.regroup,
+                "spm_resident": options.spm_resident,
                 "dma_conversions": options.dma_conversions,
             },
             "pipeline": pipeline_spec(options),
@@ -170,6 +171,7 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
             "groups": _group_stats(result.module),
             "regroup": _regroup_stats(result.module),
             "ddr": _ddr_stats(result.module),
+            "resident": _resident_stats(result.module),
             "program": {"groups": len(program.groups),
                         "instructions": program.instruction_count(),
                         "ddr_bytes": program.ddr_bytes},
@@ -201,6 +203,8 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
     progress(f"wrote {out.path}/{{{written}}}")
     if not args.json:  # --quiet silences the progress, not the result
         print(_latency_line(report["slicing"], report["simulation"]))
+        if report["resident"]:
+            print(_resident_line(report["resident"], report["simulation"]))
     if args.json:
         print(json.dumps(report, indent=2))
 
@@ -267,6 +271,30 @@ def _ddr_stats(module) -> dict:
         "total_bytes": placement.total_bytes, "reorder_bytes": placement.reorder_bytes,
         "tensors": len(placement.values),
     }
+
+
+def _resident_stats(module) -> dict | None:
+    """What spm-resident kept in SPM (None when it did not run): the values, the stored
+    bytes kept out of DDR (each would be stored once and loaded by every reader), the
+    budget and page, and the largest reserve of an epoch."""
+    from tx8c.analysis.spm_resident import read_residency
+
+    residency = read_residency(module)
+    if residency is None:
+        return None
+    return {
+        "budget": residency.budget, "page": residency.page,
+        "values": len(residency.values), "bytes_kept": residency.bytes_kept,
+        "max_reserve": max(residency.reserve, default=0),
+        "names": [v.name for v in residency.values],
+    }
+
+
+def _resident_line(resident: dict, simulation: dict) -> str:
+    return (f"spm-resident: {resident['values']} values kept in SPM "
+            f"({resident['bytes_kept'] / 1e6:.2f} MB stored there instead of DDR, "
+            f"largest reserve {resident['max_reserve']} B per tile); DDR bytes moved "
+            f"(cmodel v2) {simulation['ddr_bytes'] / 1e6:.2f} MB")
 
 
 def _layout_traffic(module) -> dict:
@@ -406,6 +434,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
+        spm_resident=getattr(args, "spm_resident", 0),
         dma_conversions=getattr(args, "dma_conversions", True),
         jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
@@ -882,6 +911,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
                    help="merge up to WINDOW adjacent groups where the slicing estimate "
                    "says it pays (regroup-by-cost; 0 = off, the default)")
+    p.add_argument("--spm-resident", type=non_negative_int, default=0, metavar="BYTES",
+                   help="keep values between groups in the top BYTES of every tile's SPM "
+                   "instead of DDR, where they fit (spm-resident; 0 = off, the default)")
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")

@@ -12,6 +12,10 @@ model": the cmodel and the C emitter read one Program).
   because the Program lists every step);
 - `host.c`: loads `consts.bin` and the inputs into DDR, runs the tiles group by group
   (each group completes before the next starts: the barriers), writes the outputs;
+- a DMA of a "resident" tensor (a value spm-resident keeps in SPM) is a `TX_RESIDENT`
+  descriptor with the tensor's page size: the runtime copies the window between the
+  tile's buffer and the pages in the tiles' SPM (page p on tile p mod tiles), the same
+  bytes cmodel v2 moves;
 - the C runtime (`tx8c_rt.[ch]`, `tx8c_kernels.c`: layouts, DMA, one reference kernel
   per op family) and a `Makefile`.
 
@@ -241,7 +245,8 @@ class _TileWriter:
     def _dma(self, dma: Dma) -> str:
         tensor = self.program.tensor(dma.tensor)
         name = self._name("dma")
-        ddr = _tsr(tensor.dtype, tensor.layout, "TX_DDR", tensor.offset, tensor.shape,
+        space = "TX_RESIDENT" if tensor.kind == "resident" else "TX_DDR"
+        ddr = _tsr(tensor.dtype, tensor.layout, space, tensor.offset, tensor.shape,
                    dma.window)
         held = dma.spm_window  # the buffer holds `held`; the DMA moves `window` of it
         if tuple(dma.spm.shape) != tuple(held.shape):
@@ -252,7 +257,7 @@ class _TileWriter:
         spm = _tsr(dma.spm.dtype, dma.spm.layout, "TX_SPM", dma.spm.addr, tensor.shape, part,
                    Window.whole(held.shape))
         self.decls.append(f"static const TxDma {name} = {{{int(dma.lane == 'st')}, "
-                          f"{_c_string(dma.tensor)}, {ddr}, {spm}}};")
+                          f"{_c_string(dma.tensor)}, {ddr}, {spm}, {tensor.page}u}};")
         return name
 
     def _spm(self, ref: SpmRef, whole, window: Window, need: Window | None = None) -> str:

@@ -32,6 +32,9 @@ Buffer copies rotate as the SPM allocation assumed (`tx8c.slicing.evaluate.lifet
 the k-th run of a producer writes copy k mod copies (for a partial sum, the k-th output
 window). Offsets are the plan's `BufferPlan.offsets`.
 
+A value spm-resident keeps in SPM is a "resident" DdrTensor (its pages' base and page
+size); its loads and stores are the same `Dma` windows.
+
 Groups that run in DDR (`group_tag` 2, relabels only) get no instructions: their results
 are `alias` tensors at the offset of what they relabel (same bytes, another shape).
 
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 
 from tx8c.analysis.ddr_tensors import ddr_tensors, main_body, read_placement
+from tx8c.analysis.spm_resident import Residency, read_residency
 from tx8c.codegen.program import (
     DdrRef,
     DdrTensor,
@@ -107,8 +111,8 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
 
         container = module_container(module)
     found = ddr_tensors(module, config)
-    tensors = [DdrTensor(v.name, placement.offsets[v.name], v.shape, v.dtype, v.layout,
-                         v.size, v.kind) for v in found.values]
+    residency = read_residency(module)
+    tensors = [_tensor(v, placement, residency, config) for v in found.values]
     for name, (root, value) in found.aliases.items():
         shape, layout = tuple(shape_of(value)), stored_layout(value)
         dtype = value.type.get_element_type()
@@ -137,6 +141,16 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
         notes=(f"ddr peak {placement.peak} B, lower bound {placement.lower_bound} B, "
                f"constants {placement.constants_bytes} B, opt_ddr {placement.opt_ddr}",),
     )
+
+
+def _tensor(value, placement, residency: Residency | None, config: TX8Config) -> DdrTensor:
+    """The DdrTensor of a variable: at its DDR offset, or in pages in the tiles' SPM."""
+    resident = residency.value(value.name) if residency is not None else None
+    if resident is None:
+        return DdrTensor(value.name, placement.offsets[value.name], value.shape, value.dtype,
+                         value.layout, value.size, value.kind)
+    return DdrTensor(value.name, resident.base(config), value.shape, value.dtype,
+                     value.layout, value.size, "resident", page=residency.page)
 
 
 def _constants(groups, container, opt_ddr: bool) -> dict[int, DdrTensor]:

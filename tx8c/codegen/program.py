@@ -34,6 +34,9 @@ A Program is a list of groups in program order; a group is one instruction list 
 Every instruction carries `step`, the time step of its tile it belongs to (for
 messages and for reading the Program as loops).
 
+A `Dma` of a "resident" tensor moves the same window between the tile's buffer and the
+tensor's pages in the tiles' SPM, over the NoC (no DDR).
+
 A group with `group_tag` 2 (relabels only, `kind` "ddr") has no instructions: each of
 its results is an `alias` DdrTensor at the offset of the tensor it relabels (same
 bytes, another shape), so it costs nothing; it still carries its barrier.
@@ -75,9 +78,14 @@ class DdrTensor:
     layout: str
     size: int
     kind: str
-    """"input", "output", "value" (between groups), "constant" or "alias" (a relabel
-    group's result: the bytes of `alias_of` under another shape)."""
+    """"input", "output", "value" (between groups), "constant", "alias" (a relabel
+    group's result: the bytes of `alias_of` under another shape) or "resident" (a value
+    between groups kept in the tiles' SPM: `offset` is the SPM address of its first page
+    on every tile, `page` its page size; page p of its stored bytes lives on tile
+    p mod tiles at `offset + (p div tiles) * page`, `tx8c.analysis.spm_resident`)."""
     alias_of: str | None = None
+    page: int = 0
+    """Bytes of a page of a "resident" tensor (0 for the others)."""
 
 
 @dataclass(frozen=True)
@@ -352,7 +360,8 @@ def program_from_dict(data: dict) -> Program:
         config=dict(data["config"]),
         ddr_bytes=data["ddr_bytes"],
         tensors=tuple(DdrTensor(t["name"], t["offset"], tuple(t["shape"]), t["dtype"],
-                                t["layout"], t["size"], t["kind"], t.get("alias_of"))
+                                t["layout"], t["size"], t["kind"], t.get("alias_of"),
+                                t.get("page", 0))
                       for t in data["tensors"]),
         inputs=tuple(data["inputs"]),
         outputs=tuple(data["outputs"]),

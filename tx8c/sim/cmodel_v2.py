@@ -10,7 +10,10 @@ reverse for a store; a kernel unpacks each operand from SPM at its address and l
 computes with the op's `compute_slice`, and packs each result at its address
 (`accumulate`: combined with what is there); a NocReduce combines another tile's SPM
 bytes into the owner's; a NocCopy (a destination of a multicast load) copies the
-source tile's buffer into its own. The outputs are read back from DDR.
+source tile's buffer into its own. The outputs are read back from DDR. A "resident"
+tensor (a value between groups spm-resident keeps in SPM) has no DDR bytes: its pages
+are bytes of the tiles' SPM (`tx8c.analysis.spm_resident.page_location`), which a DMA of
+one of its windows gathers from (scatters to) the owning tiles.
 
 **Checks** (each a `Tx8ComputeError` naming group, tile, step and instruction):
 - out of bounds: an SPM range past `spm_bytes_per_tile`, a DDR window outside its
@@ -20,6 +23,10 @@ source tile's buffer into its own. The outputs are read back from DDR.
   scratch holds nothing valid after the kernel). A read must find its whole range
   written by one instruction that wrote exactly that buffer (same address, shape,
   layout): a buffer partly overwritten by another, live at the same time, is an error;
+- resident pages: every SPM byte of a resident tensor remembers the tensor (a tag no
+  instruction id takes, kept from group to group); a load must find its tensor's tag on
+  every byte it reads: a group buffer written over the pages while the value is live (a
+  reserve too small, a wrong base or page) is an error naming what holds the byte;
 - DDR: every byte of the variables region remembers the tensor last stored there; a
   load must find its tensor's bytes (a load that runs before the store of the tensor it
   reads - a missing barrier - or at the wrong offset is an error), outputs too;
@@ -38,7 +45,9 @@ next writer of that range waits for it). A tile runs its groups one after anothe
 finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
 streams at once (fluid sharing: each active stream gets bandwidth / streams); a kernel
-that reads DDR itself (a Gather from its table) streams those bytes the same way. A NocReduce
+that reads DDR itself (a Gather from its table) streams those bytes the same way. A DMA
+of a resident tensor streams no DDR: it takes `resident_dma_cycles` (the NoC port rate,
+the farthest tile's hops once; `tx8c.target.cost`). A NocReduce
 sends its bytes over `noc_hop_cycles` per mesh hop at `noc_bytes_per_cycle` and adds on
 the CT; a NocCopy ends at `multicast_done` (the NoC's tree delivers the bytes to the
 destinations side by side as the source's Dma reads them; they count once in the DDR
@@ -61,6 +70,7 @@ from functools import lru_cache
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from tx8c.analysis.spm_resident import page_location
 from tx8c.codegen.program import (
     DdrRef,
     Dma,
@@ -84,6 +94,7 @@ from tx8c.target.cost import (
     multicast_done,
     noc_multicast_cycles,
     noc_transfer_cycles,
+    resident_dma_cycles,
 )
 from tx8c.target.mem_layout import (
     address_map,
@@ -186,7 +197,8 @@ class CModelV2:
         self.slicers = [op.slicer() for op in self.ops]
         self.container = constants
         self.ddr = np.zeros(program.ddr_bytes if functional else 0, np.uint8)
-        variables = [t for t in program.tensors if t.kind not in ("constant", "alias")]
+        variables = [t for t in program.tensors
+                     if t.kind not in ("constant", "alias", "resident")]
         self.var_base = min((t.offset for t in variables), default=program.ddr_bytes)
         self.tags = np.full(max(0, program.ddr_bytes - self.var_base) if functional else 0,
                             -1, np.int32)
@@ -307,11 +319,14 @@ class CModelV2:
                                                            strict=True)):
             raise Tx8ComputeError(f"{where}: window {window} is outside tensor {name} "
                                   f"{list(t.shape)}")
-        if t.offset < 0 or t.offset + t.size > self.program.ddr_bytes:
+        if t.kind != "resident" and (t.offset < 0
+                                     or t.offset + t.size > self.program.ddr_bytes):
             raise Tx8ComputeError(f"{where}: tensor {name} [{t.offset}, {t.offset + t.size}) "
                                   f"is outside DDR ({self.program.ddr_bytes} bytes)")
 
     def read_ddr(self, name: str, window: Window, where: str) -> np.ndarray:
+        if self.program.tensor(name).kind == "resident":
+            return self._read_resident(name, window, where)
         found = self._ddr_items(name, window, where)
         if found is None:
             return self._read_ddr_bytes(name, window, where)
@@ -348,6 +363,9 @@ class CModelV2:
             self._check_ddr_window(name, window, where)
             raise Tx8ComputeError(f"{where}: stores into constant {name}")
         data = np.ascontiguousarray(array, resolve_dtype(t.dtype).dtype)
+        if t.kind == "resident":
+            self._write_resident(name, window, data, where)
+            return
         found = self._ddr_items(name, window, where)
         if found is not None:
             at, items, tags = found
@@ -360,6 +378,63 @@ class CModelV2:
         self.ddr[index] = data.view(np.uint8).ravel()
         self.tags[index - self.var_base] = self.tag_of[name]
         self.ddr_moved += index.size
+
+    # -- resident tensors: pages in the tiles' SPM ----------------------------------------
+    def _resident_bytes(self, name: str, window: Window, where: str
+                        ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Per tile holding some of them, (tile, SPM addresses, positions in the window's
+        bytes) of the bytes of `window`'s elements of the resident tensor `name`."""
+        self._check_ddr_window(name, window, where)
+        t = self.program.tensor(name)
+        itemsize = resolve_dtype(t.dtype).itemsize
+        starts = _amap(t.shape, t.dtype, t.layout, self.config)[window.slices()]
+        index = (starts[..., None] + np.arange(itemsize)).ravel()
+        tiles, offsets = page_location(index, t.page, self.config.tiles_per_chip)
+        addresses = t.offset + offsets
+        if addresses.size and (t.offset < 0
+                               or addresses.max() >= self.config.spm_bytes_per_tile):
+            raise Tx8ComputeError(f"{where}: resident tensor {name}'s pages at {t.offset} "
+                                  f"reach past the {self.config.spm_bytes_per_tile} bytes "
+                                  "of a tile's SPM")
+        out = []
+        for tile in np.unique(tiles).tolist():
+            at = np.flatnonzero(tiles == tile)
+            out.append((tile, addresses[at], at))
+        return out
+
+    def _resident_tag(self, name: str) -> int:
+        """What an SPM byte's owner holds when it is a byte of resident tensor `name`
+        (negative, below -1 "nothing": no instruction of any group has that id)."""
+        return -2 - self.tag_of[name]
+
+    def _read_resident(self, name: str, window: Window, where: str) -> np.ndarray:
+        t = self.program.tensor(name)
+        tag = self._resident_tag(name)
+        pieces = self._resident_bytes(name, window, where)
+        raw = np.empty(sum(a.size for _, a, _ in pieces), np.uint8)
+        for tile, addresses, at in pieces:
+            spm, owner = self._tile(tile)
+            held = owner[addresses]
+            if (held != tag).any():
+                bad = int(addresses[np.flatnonzero(held != tag)[0]])
+                other = int(owner[bad])
+                what = ("nothing (never stored)" if other == -1 else
+                        f"instruction {other}'s buffer (a group's buffer over the resident "
+                        "region)" if other >= 0 else
+                        f"tensor {self.program.tensors[-2 - other].name}")
+                raise Tx8ComputeError(f"{where}: reads {window} of resident tensor {name}, "
+                                      f"but byte {bad} of tile {tile}'s SPM holds {what}")
+            raw[at] = spm[addresses]
+        return raw.view(resolve_dtype(t.dtype).dtype).reshape(window.shape)
+
+    def _write_resident(self, name: str, window: Window, data: np.ndarray,
+                        where: str) -> None:
+        raw = data.view(np.uint8).ravel()
+        tag = self._resident_tag(name)
+        for tile, addresses, at in self._resident_bytes(name, window, where):
+            spm, owner = self._tile(tile)
+            spm[addresses] = raw[at]
+            owner[addresses] = tag
 
     # -- setup and results ---------------------------------------------------------------
     def load_inputs(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
@@ -583,6 +658,9 @@ class _Simulation:
             rng = (tile, *self._ref_range(ins.spm))
             nbytes = self._dma_ddr_bytes(ins)
             reads, writes = ([], [rng]) if ins.lane == "ld" else ([rng], [])
+            if self.program.tensor(ins.tensor).kind == "resident":  # over the NoC
+                return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
+                           fixed=resident_dma_cycles(nbytes, config))
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                        fixed=config.dma_setup_cycles, stream=nbytes)
         if isinstance(ins, Kernel):

@@ -92,6 +92,7 @@ from tx8c.target.cost import (
     multicast_done,
     noc_multicast_cycles,
     noc_transfer_cycles,
+    resident_dma_cycles,
 )
 from tx8c.target.mem_layout import byte_size
 
@@ -368,8 +369,8 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config,
     its peers 20) stops after its last, and the highest tile that runs them all takes
     over, so that tile is the source here of a load run at more than one step (the DDR
     reads the same bytes at each step either way); a load run once (at the first step,
-    which every tile has) keeps the highest tile."""
-    loads = [n.index for n in spec.nodes if n.kind == "load"]
+    which every tile has) keeps the highest tile. A resident load is never multicast."""
+    loads = [n.index for n in spec.nodes if n.kind == "load" and not n.resident]
     if not config.noc_multicast or not loads or len(busy) < 2:
         return {}, {}
     out, senders = {}, {}
@@ -739,7 +740,7 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
             continue
         work = n.slicer.work(shape)
         lanes[n.index] = node_lane(n, work)
-        took, ddr = _work_cycles(work, split, config)
+        took, ddr = _work_cycles(work, split, config, n.resident)
         sources, hops, nbytes = _multicast_pays(n.index, work, took, split, config)
         out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0, ddr,
                         sources))
@@ -750,9 +751,14 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
     return tuple(out), lanes
 
 
-def _work_cycles(work, split: Split, config: TX8Config) -> tuple[int, int]:
+def _work_cycles(work, split: Split, config: TX8Config, resident: bool = False
+                 ) -> tuple[int, int]:
     """(cycles, of them streaming from or to DDR at the tile's full share) of a slice's
-    work with `split.tiles` tiles streaming."""
+    work with `split.tiles` tiles streaming; a `resident` load or store moves its
+    window over the NoC (`cost.resident_dma_cycles`), no DDR."""
+    if resident:
+        return sum(resident_dma_cycles(byte_size(t.shape, t.dtype, t.layout, config), config)
+                   for t in work.transfers), 0
     took = cycles(work, config, streaming_tiles=split.tiles).cycles
     ddr = sum(t.ddr for t in work.transfers) and took - config.dma_setup_cycles \
         * len(work.transfers)
@@ -777,7 +783,7 @@ def share_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
             hops = split.multicast[t.node][1]
             cost = (noc_multicast_cycles(cycles(work, config).bytes, hops, config), 0)
         else:
-            cost = _work_cycles(work, split, config)
+            cost = _work_cycles(work, split, config, spec.nodes[t.node].resident)
         if cost != (t.cycles, t.ddr):
             out.append(((t.node, t.lane), *cost))
     return tuple(out)
@@ -1581,7 +1587,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     values = spm_buffers(spec, split, ts, config)
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
-    capacity = config.spm_bytes_per_tile
+    capacity = config.spm_bytes_per_tile - spec.spm_reserve
     bound = max_live(buffers, align)
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
@@ -1623,6 +1629,7 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
                      spec.nodes[t.node].results[0], config) * t.count
         * (t.sources or split.tiles)
         for t in ts if spec.nodes[t.node].kind in ("load", "store") and t.lane != "noc"
+        and not spec.nodes[t.node].resident
     )
     return Plan(
         candidate=cand, tiles=split.tiles, steps=split.steps,
@@ -1681,15 +1688,21 @@ def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
 def bound_parts(spec: GroupSpec, config: TX8Config) -> dict[str, int]:
     """The parts of the group's lower bound in cycles: "ne" and "ct", its NE and CT work
     spread over all tiles, and "ddr", its compulsory DDR bytes (inputs, constants and
-    outputs once) over the DDR bandwidth. No plan of the group beats the largest; the
-    per-group roofline analysis (bench/bench_group_roofline.py) says which one binds."""
+    outputs once) over the DDR bandwidth; with SPM-resident inputs or outputs, "noc",
+    their bytes once over every tile's NoC port (`cost.resident_dma_cycles`). No plan
+    of the group beats the largest; the per-group roofline analysis
+    (bench/bench_group_roofline.py) says which one binds."""
     tiles = config.tiles_per_chip
     lanes = {"ne": 0, "ct": 0}
-    ddr = 0
+    ddr = noc = 0
     for n in spec.nodes:
         shape = n.slicer.loop_shape
         if n.kind in ("load", "store"):
-            ddr += window_bytes(n.results[0].shape, ddr_side(spec, n), config)
+            nbytes = window_bytes(n.results[0].shape, ddr_side(spec, n), config)
+            if n.resident:
+                noc += nbytes
+            else:
+                ddr += nbytes
             continue
         if n.kind == "ddr":  # its readers' transfers count what they fetch
             continue
@@ -1698,5 +1711,9 @@ def bound_parts(spec: GroupSpec, config: TX8Config) -> dict[str, int]:
         if lane in lanes:
             lanes[lane] += cycles(work, config).cycles - config.kernel_issue_cycles
     ddr_cycles = math.ceil(ddr * config.clock_hz / config.ddr_bandwidth_bytes_per_s)
-    return {"ne": math.ceil(lanes["ne"] / tiles), "ct": math.ceil(lanes["ct"] / tiles),
-            "ddr": ddr_cycles}
+    parts = {"ne": math.ceil(lanes["ne"] / tiles), "ct": math.ceil(lanes["ct"] / tiles),
+             "ddr": ddr_cycles}
+    if noc:
+        port = min(config.lsu_bytes_per_cycle, config.noc_bytes_per_cycle)
+        parts["noc"] = math.ceil(noc / (tiles * port))
+    return parts

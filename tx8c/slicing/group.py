@@ -25,9 +25,10 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from tx8c.analysis.spm_resident import GroupResidency, read_group_residency
 from tx8c.dialect.layout import is_aligned
 from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine
@@ -80,6 +81,9 @@ class Node:
     inplace: bool
     results: tuple[Stored, ...]
     label: str
+    resident: bool = False
+    """A load from (store to) an SPM-resident tensor (`tx8c.analysis.spm_resident`):
+    its DMA moves the window over the NoC, not through DDR."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,9 @@ class GroupSpec:
     """The node whose output dims the search cuts (the producer of the group's largest
     output, or its store)."""
     sliceable: bool
+    spm_reserve: int = 0
+    """SPM bytes at the top of every tile kept for resident values live while the group
+    runs: its buffers fit in `spm_bytes_per_tile - spm_reserve`."""
 
     @property
     def anchor_loops(self):
@@ -108,9 +115,9 @@ class GroupSpec:
     def key(self) -> tuple:
         """Equal keys, equal plans (the template cache key): everything but labels."""
         return (
-            tuple((n.kind, n.engine, n.slicer, n.inputs, n.from_ddr, n.inplace, n.results)
-                  for n in self.nodes),
-            self.inputs, self.outputs, self.anchor,
+            tuple((n.kind, n.engine, n.slicer, n.inputs, n.from_ddr, n.inplace, n.results,
+                   n.resident) for n in self.nodes),
+            self.inputs, self.outputs, self.anchor, self.spm_reserve,
         )
 
     @cached_field
@@ -172,7 +179,22 @@ def group_spec(group) -> GroupSpec:
     outputs = tuple(
         ValueRef(-1, args[v]) if v in args else number[v] for v in group.yield_op.operands
     )
-    return assemble_spec(nodes, tuple(_stored(arg) for arg in block.args), outputs)
+    residency = read_group_residency(group)
+    if residency.reserve:
+        nodes = _mark_resident(nodes, outputs, residency)
+    spec = assemble_spec(nodes, tuple(_stored(arg) for arg in block.args), outputs)
+    return replace(spec, spm_reserve=residency.reserve) if residency.reserve else spec
+
+
+def _mark_resident(nodes: list[Node], outputs: tuple[ValueRef, ...],
+                   residency: GroupResidency) -> list[Node]:
+    """The loads of resident operands and the stores of resident results, marked."""
+    stores = {outputs[r].node for r in residency.results if not outputs[r].is_input}
+    operands = set(residency.operands)
+    return [replace(n, resident=True) if (
+        n.kind == "store" and n.index in stores) or (
+        n.kind == "load" and n.inputs and n.inputs[0].is_input
+        and n.inputs[0].index in operands) else n for n in nodes]
 
 
 def assemble_spec(nodes, inputs: tuple[Stored, ...], outputs: tuple[ValueRef, ...]

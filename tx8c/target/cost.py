@@ -33,6 +33,15 @@ marked "chosen default" in `tx8c.target.config` are not published and stay param
   NoC link is slower than the DMA - after the NoC's own setup, hops and bytes at
   `noc_bytes_per_cycle` (`multicast_done`); one that is ready only later copies the
   window from the source's SPM from then on.
+- **SPM-resident tensors** (`tx8c.analysis.spm_resident`): a value kept between groups in
+  pages spread over every tile's SPM. A DMA of one of its windows moves the same bytes
+  as through DDR, but over the NoC from (to) the tiles owning the pages: no DDR
+  bandwidth. Its rate is the tile's NoC port, `min(lsu_bytes_per_cycle,
+  noc_bytes_per_cycle)`, sustained even when all tiles stream at once: with XY routes
+  and pages spread evenly, a quarter of every tile's traffic crosses each half of the
+  mesh, which on a 4 x 4 mesh fills the 4 links of the bisection per direction exactly
+  (16 x 64 / 4 = 4 x 64 bytes per cycle) and does not exceed them. The pages arrive
+  cut-through, so the farthest page adds its hops once (`resident_dma_cycles`).
 """
 
 from __future__ import annotations
@@ -156,6 +165,18 @@ def multicast_done(dma_start: float, dma_end: float, ready: float, nbytes: int, 
     streaming_from = max(dma_start, ready)
     return max(dma_end + hops * config.noc_hop_cycles,
                streaming_from + noc_multicast_cycles(nbytes, hops, config))
+
+
+def resident_dma_cycles(nbytes: int, config: TX8Config) -> int:
+    """Cycles of one DMA of `nbytes` between a tile's SPM and an SPM-resident tensor's
+    pages (module docstring): the descriptor's setup, the hops to the farthest tile of
+    the mesh once, the bytes at the tile's NoC port rate."""
+    if nbytes <= 0:
+        return 0
+    farthest = (config.mesh_x - 1) + (config.mesh_y - 1)
+    rate = min(config.lsu_bytes_per_cycle, config.noc_bytes_per_cycle)
+    return (config.dma_setup_cycles + farthest * config.noc_hop_cycles
+            + _ceil_div(nbytes, rate))
 
 
 def mesh_hops(a: int, b: int, config: TX8Config) -> int:

@@ -392,6 +392,22 @@ float tx_pairwise_sum_f32(const float *a, int64_t n, int64_t stride) {
 
 /* -- DMA and NoC ------------------------------------------------------------------------ */
 
+/* Copy `size` bytes between `spm` and the bytes [at, at + size) of the resident tensor of
+ * `d` (its pages spread over the tiles' SPM). */
+static void resident_copy(TxMachine *m, const TxDma *d, int64_t at, uint8_t *spm,
+                          int64_t size) {
+    for (int64_t b = 0; b < size; b++) {
+        uint64_t page = (uint64_t)(at + b) / d->page, within = (uint64_t)(at + b) % d->page;
+        int32_t owner = (int32_t)(page % (uint64_t)m->tiles);
+        uint64_t addr = d->ddr.addr + page / (uint64_t)m->tiles * d->page + within;
+        if (addr >= m->spm_bytes)
+            tx_fail("DMA of '%s': resident byte %lld is at %llu, outside the SPM", d->tensor,
+                    (long long)(at + b), (unsigned long long)addr);
+        if (d->store) m->spm[owner][addr] = spm[b];
+        else spm[b] = m->spm[owner][addr];
+    }
+}
+
 void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
     const L_SHAPE *w = &d->ddr.shape, *b = &d->spm.shape;
     TxPlan whole, buf;
@@ -411,7 +427,8 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
                     (int)k, (int)w->shape_slice[k], (int)b->shape_start[k],
                     (int)b->shape_real[k]);
     }
-    uint8_t *ddr = tx_base(m, tile, &d->ddr, whole.total);
+    int resident = d->ddr.space == TX_RESIDENT;
+    uint8_t *ddr = resident ? NULL : tx_base(m, tile, &d->ddr, whole.total);
     uint8_t *spm = tx_base(m, tile, &d->spm, buf.total);
     int64_t count = tx_volume(w->shape_slice, w->dim);
     int64_t idx[MAX_SHAPE_DIM] = {0}, at[MAX_SHAPE_DIM] = {0}, in[MAX_SHAPE_DIM] = {0};
@@ -420,8 +437,14 @@ void tx_dma(TxMachine *m, int32_t tile, const TxDma *d, G_SHAPE *g) {
             at[k] = w->shape_start[k] + idx[k];
             in[k] = b->shape_start[k] + idx[k];
         }
-        uint8_t *a = ddr + tx_element_address(&whole, at);
+        int64_t offset = tx_element_address(&whole, at);
         uint8_t *s = spm + tx_element_address(&buf, in);
+        if (resident) {
+            resident_copy(m, d, offset, s, whole.itemsize);
+            tx_next_index(idx, w->shape_slice, w->dim);
+            continue;
+        }
+        uint8_t *a = ddr + offset;
         if (d->store) memcpy(a, s, (size_t)whole.itemsize);
         else memcpy(s, a, (size_t)whole.itemsize);
         tx_next_index(idx, w->shape_slice, w->dim);

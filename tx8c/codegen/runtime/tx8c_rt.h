@@ -38,7 +38,9 @@ typedef enum Data_Format {
 typedef enum { TX_TENSOR = 0, TX_NTENSOR, TX_CX, TX_NCX } TxLayout;
 
 /* where a TSR lives */
-typedef enum { TX_SPM = 0, TX_DDR = 1 } TxSpace;
+/* TX_RESIDENT: a tensor kept between groups in pages over every tile's SPM (addr: its
+ * first page's SPM address on every tile; see TxDma.page) */
+typedef enum { TX_SPM = 0, TX_DDR = 1, TX_RESIDENT = 2 } TxSpace;
 
 typedef enum { TX_COMBINE_NONE = 0, TX_COMBINE_SUM, TX_COMBINE_MAX, TX_COMBINE_MIN,
                TX_COMBINE_PROD } TxCombine;
@@ -120,6 +122,8 @@ typedef struct TxDma {
     TSR ddr;         /* the whole DDR tensor, the window in shape_start/shape_slice */
     TSR spm;         /* the SPM buffer (shape_slice: the window it holds; shape_start:
                         where the moved window starts inside it) */
+    uint64_t page;   /* TX_RESIDENT: bytes of a page; page p of the tensor's bytes lives
+                        on tile p % tiles at ddr.addr + (p / tiles) * page */
 } TxDma;
 
 /* A NoC reduction (combine: how the partial is added), or one destination of a multicast

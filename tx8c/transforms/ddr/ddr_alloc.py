@@ -15,6 +15,8 @@ the tensor they relabel; the constants region of the ConstContainer comes first,
 greedy orders, improved by a local search that moves the buffers at the peak earlier in
 the order: `ddr_tensors.improve_moves`).
 
+Values spm-resident keeps in SPM (module attribute `tx8c.resident`) get no DDR.
+
 Guarantees: module attribute `tx8c.ddr` (JSON, `DdrPlacement`): the offsets, the
 variables' peak and its max-live lower bound, the constants region's size, the tensors
 with their shapes, layouts, stored sizes and lifetimes. Two tensors whose lifetimes meet
@@ -34,6 +36,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tx8c.analysis.ddr_tensors import constants_bytes, ddr_tensors, place, write_placement
+from tx8c.analysis.spm_resident import resident_names
 from tx8c.target.config import target_config
 
 
@@ -45,5 +48,6 @@ class DdrAllocPass(ModulePass):
         config = target_config(op)
         tensors = ddr_tensors(op, config)
         placement = place(tensors, constants_bytes(op, opt_ddr=False),
-                          config.batch_align_bytes, opt_ddr=False)
+                          config.batch_align_bytes, opt_ddr=False,
+                          resident=resident_names(op))
         write_placement(op, placement)

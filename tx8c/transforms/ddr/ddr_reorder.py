@@ -30,6 +30,7 @@ from tx8c.analysis.ddr_tensors import (
     read_placement,
     write_placement,
 )
+from tx8c.analysis.spm_resident import resident_names
 from tx8c.errors import Tx8Error
 from tx8c.target.config import target_config
 
@@ -45,6 +46,6 @@ class DdrReorderPass(ModulePass):
                            "ddr-alloc first (tx8c-opt -p ddr-alloc,ddr-reorder)")
         config = target_config(op)
         after = place(ddr_tensors(op, config), constants_bytes(op, opt_ddr=True),
-                      config.ddr_bank_bytes, opt_ddr=True)
+                      config.ddr_bank_bytes, opt_ddr=True, resident=resident_names(op))
         cost = after.total_bytes - before.total_bytes + before.reorder_bytes
         write_placement(op, replace(after, reorder_bytes=cost))

@@ -1,0 +1,94 @@
+"""The decision and the page layout of SPM-resident values (issue 11,
+`tx8c.analysis.spm_resident`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tx8c.analysis.interval_alloc import Buffer, conflicts, place_within
+from tx8c.analysis.spm_resident import (
+    Candidate,
+    Residency,
+    ResidencyError,
+    check_options,
+    choose,
+    group_reserve,
+    page_location,
+    per_tile_bytes,
+)
+from tx8c.target.config import DEFAULT_CONFIG
+
+
+@settings(deadline=None)
+@given(st.integers(1, 100_000), st.sampled_from([256, 1024, 4096]), st.sampled_from([1, 4, 16]))
+def test_pages_give_every_byte_its_own_place_within_the_per_tile_bytes(size, page, tiles):
+    tile, offset = page_location(np.arange(size), page, tiles)
+    per_tile = per_tile_bytes(size, page, tiles)
+    assert per_tile % page == 0 and per_tile * tiles >= size
+    assert offset.min() >= 0 and offset.max() < per_tile
+    assert tile.min() >= 0 and tile.max() < tiles
+    assert np.unique(tile * per_tile + offset).size == size
+    assert page_location(size - 1, page, tiles) == (int(tile[-1]), int(offset[-1]))
+
+
+candidates = st.lists(
+    st.tuples(st.integers(1, 300_000), st.integers(0, 8), st.integers(1, 4),
+              st.integers(1, 3)), min_size=1, max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(candidates, st.sampled_from([0, 4096, 65536, 262144]))
+def test_chosen_values_fit_and_never_meet_in_the_region(found, budget):
+    values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
+              for i, (size, start, length, loads) in enumerate(found)]
+    epochs = max(c.live[1] for c in values)
+    residency = choose(values, epochs, budget, 4096, 16)
+    chosen = residency.values
+    for v in chosen:
+        assert v.region % 4096 == 0 and v.region + v.per_tile <= budget
+        assert all(residency.reserve[e] >= v.region + v.per_tile for e in range(*v.live))
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1:]:
+            if a.live[0] < b.live[1] and b.live[0] < a.live[1]:
+                assert (a.region + a.per_tile <= b.region
+                        or b.region + b.per_tile <= a.region)
+    for e, reserve in enumerate(residency.reserve):
+        live = [v.region + v.per_tile for v in chosen if v.live[0] <= e < v.live[1]]
+        assert reserve == max(live, default=0)
+    assert Residency.from_dict(residency.as_dict()) == residency
+
+
+def test_a_value_too_large_for_the_budget_stays_in_ddr_and_a_smaller_one_takes_it():
+    values = [Candidate("big", 16 * 8192, (0, 2), 1), Candidate("small", 16 * 4096, (0, 2), 1)]
+    residency = choose(values, 2, 4096, 4096, 16)
+    assert [v.name for v in residency.values] == ["small"]
+    assert residency.reserve == (4096, 4096)
+    assert residency.bytes_kept == 16 * 4096
+
+
+def test_place_within_leaves_out_what_does_not_fit():
+    buffers = [Buffer("a", 100, ((0, 2),)), Buffer("b", 100, ((1, 3),)),
+               Buffer("c", 100, ((2, 4),))]
+    assert place_within(buffers, [0, 1, 2], conflicts(buffers), 100, 200) == [0, 100, 0]
+    assert place_within(buffers, [1, 0, 2], conflicts(buffers), 100, 100) == [-1, 0, -1]
+
+
+@pytest.mark.parametrize("budget, page, message", [
+    (-1, 4096, "budget must be between 0"),
+    (DEFAULT_CONFIG.spm_bytes_per_tile, 4096, "budget must be between 0"),
+    (4096, 0, "page must be a positive multiple of 256"),
+    (4096, 1000, "page must be a positive multiple of 256"),
+])
+def test_bad_options_are_clear_errors(budget, page, message):
+    with pytest.raises(ResidencyError, match=message):
+        check_options(budget, page, DEFAULT_CONFIG)
+
+
+def test_group_reserves_are_a_few_levels_never_below_the_epoch_reserve():
+    budget = 1 << 20
+    levels = {group_reserve(r, budget) for r in range(0, budget + 1, 4096)}
+    assert levels == {0, 1 << 18, 1 << 19, 3 << 18, 1 << 20}
+    assert all(r <= group_reserve(r, budget) <= budget for r in range(0, budget + 1, 4096))

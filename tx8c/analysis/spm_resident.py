@@ -1,0 +1,210 @@
+"""SPM-resident boundary tensors ("interleaved SPM buffers", issue 11): values between
+groups kept in the tiles' SPM instead of DDR. Shared by the spm-resident pass (the
+decision), group-spec reading (each group's reserve and resident loads and stores),
+ddr-alloc (resident values get no DDR), the lowering and the executors.
+
+**Layout of a resident value.** Its bytes, in its stored layout exactly as they would
+be in DDR, are cut into pages of `page` bytes; page p lives on tile p mod T (T the
+tiles of the chip) at SPM address `base + (p div T) * page`. `base` is the same on
+every tile: the value holds `per_tile` = ceil(pages / T) * page bytes at the top of
+each tile's SPM, in the *region* - the top `budget` bytes - at region offset `region`
+(counted down from the top: the value occupies SPM addresses [spm - region - per_tile,
+spm - region)). The idea is Tenstorrent's "L1-interleaved" buffers: every tile's NoC
+port serves a share of every DMA of the value.
+
+**Lifetimes and the reserve.** A value written in barrier epoch p and last read in
+epoch r is live in [p, r + 1) (`tx8c.analysis.ddr_tensors`, the rule ddr-alloc uses);
+two resident values whose lifetimes meet never share region bytes. The *reserve* of an
+epoch is the highest region end of the values live in it: every group of that epoch
+plans its own buffers in the SPM below it (`spm_bytes_per_tile - reserve`), so no
+group buffer ever overlaps a live resident value. A group's reserve is its epoch's
+rounded up to a multiple of `budget / RESERVE_LEVELS` (`group_reserve`): equal groups of
+nearby epochs (a network's repeated blocks) then plan with the same SPM and share one
+search (group-cost's templates). With exact reserves ResNet-50's search ran 3.7 times
+longer (8.0 s -> 29.3 s) for plans that differ little.
+
+**Which values.** Values between groups (not graph inputs or outputs, not constants)
+that every reader loads with a DMA (no kernel reads them straight from DDR) and that
+no relabel group aliases. They are taken greedily by DDR bytes saved per reserved
+byte-epoch - a store and one load per reading group, over `per_tile` times the epochs
+held - and placed first-fit in the region (`interval_alloc.place_within`); a value that
+does not fit stays in DDR.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from tx8c.analysis.interval_alloc import Buffer, conflicts, place_within
+from tx8c.errors import Tx8Error
+from tx8c.target.config import TX8Config
+
+RESIDENT_ATTR = "tx8c.resident"
+"""Module attribute: the `Residency` as JSON."""
+GROUP_ATTR = "tx8c.resident"
+"""Group attribute: the group's `GroupResidency` as JSON (absent: nothing resident)."""
+
+
+RESERVE_LEVELS = 4
+"""The reserves groups plan with: multiples of budget / RESERVE_LEVELS."""
+
+
+class ResidencyError(Tx8Error):
+    """A bad spm-resident option."""
+
+
+@dataclass(frozen=True)
+class ResidentValue:
+    """A value kept in SPM (see the module docstring)."""
+
+    name: str
+    size: int
+    """Stored bytes (what DDR would hold)."""
+    per_tile: int
+    region: int
+    """Offset in the region, from the top of the SPM down."""
+    live: tuple[int, int]
+
+    def base(self, config: TX8Config) -> int:
+        """The SPM address of the value's first page on every tile."""
+        return config.spm_bytes_per_tile - self.region - self.per_tile
+
+
+@dataclass(frozen=True)
+class Residency:
+    """The resident values of a module, the page size, the budget, and per barrier
+    epoch the reserve at the top of every tile's SPM."""
+
+    budget: int
+    page: int
+    values: tuple[ResidentValue, ...]
+    reserve: tuple[int, ...]
+
+    def value(self, name: str) -> ResidentValue | None:
+        return next((v for v in self.values if v.name == name), None)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(v.name for v in self.values)
+
+    @property
+    def bytes_kept(self) -> int:
+        """Stored bytes of the resident values (each would be stored to DDR once)."""
+        return sum(v.size for v in self.values)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(data: dict) -> Residency:
+        return Residency(
+            data["budget"], data["page"],
+            tuple(ResidentValue(v["name"], v["size"], v["per_tile"], v["region"],
+                                tuple(v["live"])) for v in data["values"]),
+            tuple(data["reserve"]))
+
+
+@dataclass(frozen=True)
+class GroupResidency:
+    """What a group knows of residency: the SPM reserved above its buffers, and which of
+    its operands and results are resident."""
+
+    reserve: int = 0
+    operands: tuple[int, ...] = ()
+    results: tuple[int, ...] = ()
+
+
+def group_reserve(reserve: int, budget: int) -> int:
+    """The SPM a group of an epoch with `reserve` plans without (module docstring)."""
+    step = max(1, budget // RESERVE_LEVELS)
+    return min(budget, -(-reserve // step) * step)
+
+
+def per_tile_bytes(size: int, page: int, tiles: int) -> int:
+    """Bytes a value of `size` stored bytes holds on every tile (whole pages)."""
+    pages = -(-size // page)
+    return -(-pages // tiles) * page
+
+
+def page_location(byte: int, page: int, tiles: int) -> tuple[int, int]:
+    """(tile, offset from the value's base) of byte `byte` of a resident value."""
+    p, within = divmod(byte, page)
+    return p % tiles, (p // tiles) * page + within
+
+
+def check_options(budget: int, page: int, config: TX8Config) -> None:
+    """A budget in [0, spm_bytes_per_tile) and a page that is a positive multiple of
+    `batch_align_bytes` (so the groups' buffers below the region stay aligned)."""
+    if not 0 <= budget < config.spm_bytes_per_tile:
+        raise ResidencyError(
+            f"spm-resident budget must be between 0 (off) and the SPM of a tile "
+            f"({config.spm_bytes_per_tile} bytes), got {budget}")
+    if page <= 0 or page % config.batch_align_bytes:
+        raise ResidencyError(
+            f"spm-resident page must be a positive multiple of {config.batch_align_bytes} "
+            f"bytes (batch_align_bytes), got {page}")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A value that may become resident: its name, stored bytes, lifetime in epochs and
+    the number of group loads that read it."""
+
+    name: str
+    size: int
+    live: tuple[int, int]
+    loads: int
+
+
+def choose(candidates: list[Candidate], epochs: int, budget: int, page: int,
+           tiles: int) -> Residency:
+    """The resident values and their region offsets (module docstring, "Which values")."""
+    buffers = [Buffer(c.name, per_tile_bytes(c.size, page, tiles), (c.live,))
+               for c in candidates]
+
+    def worth(i: int) -> tuple:
+        c, b = candidates[i], buffers[i]
+        saved = c.size * (1 + c.loads)
+        return (-saved / (b.size * (c.live[1] - c.live[0])), c.name)
+
+    order = sorted(range(len(candidates)), key=worth)
+    offsets = place_within(buffers, order, conflicts(buffers), page, budget)
+    values = tuple(ResidentValue(c.name, c.size, b.size, o, c.live)
+                   for c, b, o in zip(candidates, buffers, offsets, strict=True) if o >= 0)
+    reserve = [0] * epochs
+    for v in values:
+        for e in range(v.live[0], v.live[1]):
+            reserve[e] = max(reserve[e], v.region + v.per_tile)
+    return Residency(budget, page, values, tuple(reserve))
+
+
+def write_residency(module: ModuleOp, residency: Residency) -> None:
+    module.attributes[RESIDENT_ATTR] = StringAttr(
+        json.dumps(residency.as_dict(), sort_keys=True, separators=(",", ":")))
+
+
+def read_residency(module: ModuleOp) -> Residency | None:
+    attr = module.attributes.get(RESIDENT_ATTR)
+    return None if attr is None else Residency.from_dict(json.loads(attr.data))
+
+
+def resident_names(module: ModuleOp) -> frozenset[str]:
+    """The names of the module's resident values (none without spm-resident)."""
+    found = read_residency(module)
+    return found.names if found is not None else frozenset()
+
+
+def write_group_residency(group, found: GroupResidency) -> None:
+    group.attributes[GROUP_ATTR] = StringAttr(json.dumps(asdict(found), sort_keys=True,
+                                                         separators=(",", ":")))
+
+
+def read_group_residency(group) -> GroupResidency:
+    attr = group.attributes.get(GROUP_ATTR)
+    if attr is None:
+        return GroupResidency()
+    data = json.loads(attr.data)
+    return GroupResidency(data["reserve"], tuple(data["operands"]), tuple(data["results"]))

@@ -1,0 +1,93 @@
+"""spm-resident (issue 11; beyond seed 003, after Tenstorrent's L1-interleaved buffers):
+keep values between groups in the tiles' SPM instead of DDR.
+
+Requires: the grouping stage (groups with loads and stores, barriers from group-dag or
+one after every group); runs before group-cost, which plans every group below the
+reserve this pass writes.
+
+What it does (`tx8c.analysis.spm_resident`): the values between groups that every
+reader loads with a DMA, no relabel aliases and no kernel reads from DDR are candidates;
+they are taken by DDR bytes saved per reserved byte-epoch and placed first-fit in a
+region of `budget` bytes at the top of every tile's SPM, in pages of `page` bytes spread
+over the tiles, with lifetimes in barrier epochs (two values whose epochs meet never
+share region bytes).
+
+Guarantees: module attribute `tx8c.resident` (the `Residency`: values, region offsets,
+reserve per epoch); on every sliced group attribute `tx8c.resident` (its reserve - its
+epoch's, rounded up to a multiple of budget / 4, `group_reserve` -, its resident
+operands and results) when it has a reserve. With `budget` 0 (the default) the
+module is left unchanged. Values not chosen, graph inputs and outputs and constants stay
+in DDR.
+
+Options: `budget` (bytes of the region per tile; 0 turns residency off), `page` (bytes
+of a page, a multiple of `batch_align_bytes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tx8c.analysis.ddr_tensors import ddr_tensors, main_body
+from tx8c.analysis.group_dag import barrier_epochs
+from tx8c.analysis.spm_resident import (
+    Candidate,
+    GroupResidency,
+    check_options,
+    choose,
+    group_reserve,
+    write_group_residency,
+    write_residency,
+)
+from tx8c.dialect.ops.backend import GroupOp
+from tx8c.ir_utils import group_ops
+from tx8c.target.config import target_config
+
+
+@dataclass(frozen=True)
+class SpmResidentPass(ModulePass):
+    name = "spm-resident"
+
+    budget: int = 0
+    page: int = 4096
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = target_config(op)
+        check_options(self.budget, self.page, config)
+        if self.budget == 0:
+            return
+        found = ddr_tensors(op, config)
+        groups = group_ops(main_body(op))
+        loads: dict[str, int] = {}
+        direct: set[str] = set()  # read by a kernel straight from DDR
+        for g in groups:
+            for k, value in enumerate(g.operands):
+                name = found.names[value]
+                if g.attr("group_tag") == GroupOp.IN_DDR or not _loaded(g, k):
+                    direct.add(name)
+                loads[name] = loads.get(name, 0) + 1
+        aliased = {root for root, _ in found.aliases.values()}
+        candidates = [Candidate(v.name, v.size, v.live, loads.get(v.name, 0))
+                      for v in found.values
+                      if v.kind == "value" and v.name not in aliased | direct]
+        residency = choose(candidates, found.epochs, self.budget, self.page,
+                           config.tiles_per_chip)
+        write_residency(op, residency)
+        resident = residency.names
+        for g, epoch in zip(groups, barrier_epochs(groups), strict=True):
+            reserve = group_reserve(residency.reserve[epoch], self.budget)
+            if g.attr("group_tag") == GroupOp.IN_DDR or not reserve:
+                continue
+            write_group_residency(g, GroupResidency(
+                reserve,
+                tuple(k for k, v in enumerate(g.operands) if found.names[v] in resident),
+                tuple(r for r, v in enumerate(g.results) if found.names[v] in resident)))
+
+
+def _loaded(group: GroupOp, k: int) -> bool:
+    """Every reader of the group's operand `k` inside the body is a load (a DMA)."""
+    return all(use.operation.ddr_transfer() == "load"
+               for use in group.block.args[k].uses)
