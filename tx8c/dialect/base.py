@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, Use
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import (
     IRDLOperation,
@@ -274,6 +274,19 @@ def build_op(
     for region in regions:
         op.add_region(region)
     return op
+
+
+def build_block(arg_types: Sequence[Attribute]) -> Block:
+    """`Block(arg_types=arg_types)`, its arguments built at the unknown location directly:
+    xDSL's BlockArgument looks its default location up with an import statement for
+    each argument (the grouping stage makes a body block for about every op).
+    `tests/unit/ops/test_build_op.py` compares it with `Block(arg_types=...)`."""
+    block = Block()
+    block._args = tuple([
+        BlockArgument(arg_type, block, index, UNKNOWN_LOC)
+        for index, arg_type in enumerate(arg_types)
+    ])
+    return block
 
 
 # --------------------------------------------------------------------------------------

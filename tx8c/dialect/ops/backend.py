@@ -57,6 +57,7 @@ from tx8c.dialect.base import (
     Tx8beOp,
     _type_str,
     bool_attr,
+    build_block,
     build_op,
     dense_attr_field,
     int_attr,
@@ -445,7 +446,7 @@ class GroupOp(Tx8beOp):
         after_last = ops[-1].next_op
         # The body is filled before the group is placed, in one splice of the op lists
         # (nothing can contain a block that is in no region yet).
-        body = Block(arg_types=[v.type for v in inputs.values()])
+        body = build_block([v.type for v in inputs.values()])
         move_ops_to_new_block(ops, body)
         body.add_op(build_op(YieldOp, [value for value, _ in outputs]))
         # Rewire through the ops' own operands and the outputs' uses, never through all
