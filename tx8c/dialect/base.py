@@ -289,6 +289,20 @@ def build_block(arg_types: Sequence[Attribute]) -> Block:
     return block
 
 
+def build_region(block: Block) -> Region:
+    """`Region(block)` for a block in no region, linked directly: xDSL's `add_block`
+    takes any iterable of blocks (an iterator and a StopIteration per call) and walks up
+    from the region to check it is not inside the block. Requires `block.parent is None`
+    (then nothing can contain the new region). `tests/unit/ops/test_build_op.py`
+    compares it with `Region(block)`."""
+    if block.parent is not None:
+        raise ValueError("build_region: the block is already in a region")
+    region = Region()
+    region._first_block = region._last_block = block
+    block.parent = region
+    return region
+
+
 # --------------------------------------------------------------------------------------
 # The base op
 # --------------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from tx8c.dialect.base import (
     bool_attr,
     build_block,
     build_op,
+    build_region,
     dense_attr_field,
     int_attr,
     ints_attr,
@@ -439,8 +440,13 @@ class GroupOp(Tx8beOp):
         outputs: list[tuple[SSAValue, list[tuple[Operation, int]]]] = []
         for op in ops:
             for result in op.results:
-                after = [(use.operation, use.index) for use in result.uses
-                         if _ancestor_in(block, use.operation) not in inside]
+                after = []
+                for use in result.uses:
+                    reader = use.operation
+                    if reader.parent is not block:  # nested in an op of the block
+                        reader = block.find_ancestor_op_in_block(reader)
+                    if reader not in inside:
+                        after.append((use.operation, use.index))
                 if after:
                     outputs.append((result, after))
         after_last = ops[-1].next_op
@@ -460,7 +466,7 @@ class GroupOp(Tx8beOp):
                 replace_operands(reader, argument)
         group = build_op(
             cls, list(inputs.values()), [value.type for value, _ in outputs],
-            cls.ir_attributes(attrs), [Region(body)],
+            cls.ir_attributes(attrs), [build_region(body)],
         )
         if after_last is None:
             block.add_op(group)
@@ -601,11 +607,6 @@ def _check_consecutive(ops: list[Operation]) -> Block:
         if op.parent is not block or prev.next_op is not op:
             raise ValueError("GroupOp.wrap: the ops must be consecutive ops of one block")
     return block
-
-
-def _ancestor_in(block: Block, op: Operation) -> Operation | None:
-    """The op of `block` that is or contains `op` (None when `op` is outside `block`)."""
-    return op if op.parent is block else block.find_ancestor_op_in_block(op)
 
 
 OPS = [ConstantOp, LoadConstOp, ChannelNormOp, LoadVarOp, StoreVarOp, GroupOp, YieldOp]
