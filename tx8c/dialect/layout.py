@@ -57,7 +57,8 @@ def value_layout(value: SSAValue) -> str:
     layout = owner.attributes.get("layout_str")  # every tx8be op has one
     if layout is None:
         return UNKNOWN
-    return result_layout(layout.data)
+    return layout.data.rpartition("-")[2]  # result_layout, without two calls: the
+    # grouping stage asks it of every value it loads or stores
 
 
 def _argument_layout(block: Block, value: SSAValue) -> str:
