@@ -389,10 +389,7 @@ def insert_new_op_before(new_op: Operation, existing: Operation) -> None:
     new_op._prev_op = previous
     new_op._next_op = existing
     existing._prev_op = new_op
-    if previous is None:
-        block._first_op = new_op
-    else:
-        previous._next_op = new_op
+    _link_forward(block, previous, new_op)
 
 
 def move_ops_to_new_block(ops: Sequence[Operation], block: Block) -> None:
@@ -409,10 +406,7 @@ def move_ops_to_new_block(ops: Sequence[Operation], block: Block) -> None:
     if source is None:
         raise ValueError("move_ops_to_new_block: the ops are in no block")
     before, after = first._prev_op, last._next_op
-    if before is None:
-        source._first_op = after
-    else:
-        before._next_op = after
+    _link_forward(source, before, after)
     if after is None:
         source._last_op = before
     else:
@@ -420,13 +414,19 @@ def move_ops_to_new_block(ops: Sequence[Operation], block: Block) -> None:
     tail = block._last_op
     first._prev_op = tail
     last._next_op = None
-    if tail is None:
-        block._first_op = first
-    else:
-        tail._next_op = first
+    _link_forward(block, tail, first)
     block._last_op = last
     for op in ops:
         op.parent = block
+
+
+def _link_forward(block: Block, previous: Operation | None, op: Operation | None) -> None:
+    """Make `op` follow `previous` in `block`'s op list (start the list when `previous`
+    is None); the caller sets the backward link."""
+    if previous is None:
+        block._first_op = op
+    else:
+        previous._next_op = op
 
 
 def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
