@@ -57,17 +57,20 @@ class SyntheticGraph:
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)
         self.block = Block(arg_types=[tensor((1, C, H, W), f32)])
+        self.count = 0  # ops added: xDSL's len(block.ops) walks the whole block
         self.weight = self.const((C, C, 3, 3))
         self.matrix = self.const((H * W, H * W))
 
     def const(self, shape) -> object:
         op = ConstantOp.from_array((self.rng.standard_normal(shape) * 0.1).astype(np.float32))
         self.block.add_op(op)
+        self.count += 1
         return op.results[0]
 
     def add(self, op_cls, *operands, **attrs):
         op = op_cls.make(list(operands), **attrs)
         self.block.add_op(op)
+        self.count += 1
         return op.results[0]
 
     def residual_block(self, x, with_branch: bool):
@@ -88,7 +91,7 @@ class SyntheticGraph:
     def build(self, target_ops: int) -> ModuleOp:
         x = self.block.args[0]
         i = 0
-        while len(self.block.ops) < target_ops:
+        while self.count < target_ops:
             x = self.residual_block(x, with_branch=i % 4 == 3)
             i += 1
         self.block.add_op(func.ReturnOp(x))

@@ -13,7 +13,9 @@ imports (passes never import other passes) or in a copy per pass:
 - ops: `rebuilt` (a copy of an op with other operands, attributes or result types),
   `sole_user`, `blocks_of`, `function_bodies`, `is_compute_op` (what belongs in a group);
   `terminator_of`, `body_and_terminator` and `move_to_end` (reordering the ops of a
-  block); `set_operand` (`op.operands[i] = v` for the passes that rewire every op);
+  block); `set_operand` and `replace_operands` (`op.operands[i] = v` for the passes
+  that rewire every op); `insert_new_op_before` and `move_ops_to_new_block` (the
+  grouping stage's insertions without xDSL's ancestor walk);
 - constant sources (ops whose values depend on nothing at run time, Constant and
   LoadConst): `is_constant_source`, `pull_constant_sources` (what a new group takes
   inside with its ops);
@@ -56,7 +58,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 from xdsl.ir.core import SSAValues
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike, IsTerminator
@@ -347,6 +349,86 @@ def set_operand(op: Operation, index: int, value: SSAValue) -> None:
     op._operands = SSAValues(changed)
 
 
+def replace_operands(op: Operation, new_values: Mapping[int, SSAValue]) -> None:
+    """Replace every operand `v` of `op` with `id(v)` in `new_values` by
+    `new_values[id(v)]`, as `set_operand` for each, with one rebuild of the operand
+    tuple. Keyed by `id`: an SSAValue's hash is a Python call, and `GroupOp.wrap` looks up
+    every operand of every op it wraps."""
+    operands = op._operands
+    changed = None
+    for index, value in enumerate(operands):
+        new = new_values.get(id(value))
+        if new is not None:
+            if changed is None:
+                changed = list(operands)
+            use = op._operand_uses[index]
+            value.remove_use(use)
+            new.add_use(use)
+            changed[index] = new
+    if changed is not None:
+        op._operands = SSAValues(changed)
+
+
+def insert_new_op_before(new_op: Operation, existing: Operation) -> None:
+    """`existing.parent.insert_op_before(new_op, existing)` for an unattached `new_op`
+    that cannot contain `existing`'s block: one without regions, or one whose regions
+    hold only new blocks and ops taken from elsewhere than that block's ancestors (a
+    group just built around ops of the block).
+
+    xDSL's (pinned 0.74) insertion walks up from the block to the module to check that
+    the op does not contain it, about ten steps deep in a group's body; the grouping
+    stage inserts a group, LoadVar or StoreVar for about every op of the graph.
+    `tests/unit/test_ir_utils.py` checks the links against xDSL's insertion."""
+    block = existing.parent
+    if block is None:
+        raise ValueError("insert_new_op_before: the op to insert before is in no block")
+    if new_op.parent is not None:
+        raise ValueError("insert_new_op_before: the new op is already in a block")
+    new_op.parent = block
+    previous = existing._prev_op
+    new_op._prev_op = previous
+    new_op._next_op = existing
+    existing._prev_op = new_op
+    _link_forward(block, previous, new_op)
+
+
+def move_ops_to_new_block(ops: Sequence[Operation], block: Block) -> None:
+    """Move `ops` (consecutive ops of one block, in order) to the end of `block`, a block
+    no region holds yet (so none of `ops` can contain it), in one splice of the op lists
+    instead of a detach and an insertion per op (xDSL's insertion checks ancestors for
+    each). `tests/unit/test_ir_utils.py` checks the links against detach and add_op."""
+    if block.parent is not None:
+        raise ValueError("move_ops_to_new_block: the block is already in a region")
+    if not ops:
+        return
+    first, last = ops[0], ops[-1]
+    source = first.parent
+    if source is None:
+        raise ValueError("move_ops_to_new_block: the ops are in no block")
+    before, after = first._prev_op, last._next_op
+    _link_forward(source, before, after)
+    if after is None:
+        source._last_op = before
+    else:
+        after._prev_op = before
+    tail = block._last_op
+    first._prev_op = tail
+    last._next_op = None
+    _link_forward(block, tail, first)
+    block._last_op = last
+    for op in ops:
+        op.parent = block
+
+
+def _link_forward(block: Block, previous: Operation | None, op: Operation | None) -> None:
+    """Make `op` follow `previous` in `block`'s op list (start the list when `previous`
+    is None); the caller sets the backward link."""
+    if previous is None:
+        block._first_op = op
+    else:
+        previous._next_op = op
+
+
 def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
     """Put the constant sources that `ops` read right in front of them, ready to be
     wrapped into one group with them; return the sources followed by `ops`.
@@ -409,7 +491,8 @@ def stored_layout(value: SSAValue) -> LayoutMode:
     - any other result: compact.
     """
     owner = value.owner
-    if isinstance(owner, Block):
+    if not isinstance(value, OpResult):  # an argument (an OpResult is tested cheaply:
+        # its exact class, where an ABC test of the owner is a Python-level call)
         parent = owner.parent_op()
         if parent is None or isinstance(parent, func.FuncOp):
             return mem_layout_for(shape_of(value), aligned=False)

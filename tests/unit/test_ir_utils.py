@@ -21,11 +21,14 @@ from tx8c.ir_utils import (
     constant_array,
     defining_constant,
     erase_dead_constants,
+    insert_new_op_before,
     is_compute_op,
     is_constant,
     logical_bytes,
+    move_ops_to_new_block,
     move_to_end,
     rebuilt,
+    replace_operands,
     shape_of,
     sole_user,
     stack_along,
@@ -226,3 +229,94 @@ def test_is_compute_op_per_op_not_only_per_class() -> None:
     assert not is_compute_op(ret)  # not tx8be
     assert not is_compute_op(constant)  # a constant source: no operands
     assert not is_compute_op(YieldOp.create())  # a terminator
+
+
+# --------------------------------------------------------------------------------------
+# the grouping stage's direct rewiring and insertions (against xDSL's own)
+# --------------------------------------------------------------------------------------
+
+
+def _links(block: Block) -> list:
+    """Every field of `block`'s op list: the order both ways, the ends, each parent."""
+    ops = list(block.ops)
+    backwards = []
+    op = block.last_op
+    while op is not None:
+        backwards.append(op)
+        op = op.prev_op
+    return [ops, backwards[::-1], block.first_op, block.last_op,
+            [op.parent is block for op in ops]]
+
+
+def _names(ours: list, theirs: list) -> dict:
+    """Ops of two parallel blocks by their position: what is compared across them."""
+    return {op: i for i, op in enumerate(ours)} | {op: i for i, op in enumerate(theirs)}
+
+
+def _named(links: list, names: dict) -> list:
+    return [[names.get(o, o) for o in x] if isinstance(x, list) else names.get(x, x)
+            for x in links]
+
+
+def _relus(n: int) -> tuple[Block, list]:
+    block = Block(arg_types=[tensor([2], f32)])
+    x = block.args[0]
+    ops = []
+    for _ in range(n):
+        ops.append(ReluOp.make([x]))
+        block.add_op(ops[-1])
+        x = ops[-1].results[0]
+    return block, ops
+
+
+@pytest.mark.parametrize("position", [0, 1, 3])
+def test_insert_new_op_before_links_as_xdsl_inserts(position) -> None:
+    ours, our_ops = _relus(4)
+    theirs, their_ops = _relus(4)
+    new_ours = ReluOp.make([ours.args[0]])
+    new_theirs = ReluOp.make([theirs.args[0]])
+    insert_new_op_before(new_ours, our_ops[position])
+    theirs.insert_op_before(new_theirs, their_ops[position])
+    names = _names([*our_ops, new_ours], [*their_ops, new_theirs])
+    assert _named(_links(ours), names) == _named(_links(theirs), names)
+    with pytest.raises(ValueError, match="already in a block"):
+        insert_new_op_before(new_ours, our_ops[0])
+
+
+@pytest.mark.parametrize("start,stop", [(0, 1), (0, 4), (1, 3), (3, 4), (2, 4)])
+def test_move_ops_to_new_block_links_as_detach_and_add_op(start, stop) -> None:
+    ours, our_ops = _relus(4)
+    theirs, their_ops = _relus(4)
+    our_body, their_body = Block(), Block()
+    move_ops_to_new_block(our_ops[start:stop], our_body)
+    for op in their_ops[start:stop]:
+        op.detach()
+        their_body.add_op(op)
+    names = _names(our_ops, their_ops)
+    assert _named(_links(ours), names) == _named(_links(theirs), names)
+    assert _named(_links(our_body), names) == _named(_links(their_body), names)
+    assert [o.parent for o in our_ops[start:stop]] == [our_body] * (stop - start)
+    attached = Region(Block())
+    with pytest.raises(ValueError, match="already in a region"):
+        move_ops_to_new_block(list(ours.ops)[:1], attached.block)
+
+
+def test_replace_operands_rewires_as_operands_setitem_does() -> None:
+    block = Block(arg_types=[tensor([2], f32)] * 3)
+    a, b, c = block.args
+    ours = AddOp.make([a, b])
+    theirs = AddOp.make([a, b])
+    same = AddOp.make([a, a])
+    block.add_ops([ours, theirs, same])
+    replace_operands(ours, {id(b): c, id(c): a})  # an entry nothing reads: no change
+    theirs.operands[1] = c
+    assert list(ours.operands) == list(theirs.operands) == [a, c]
+    assert [u.operation for u in b.uses] == []
+    assert {(u.operation, u.index) for u in c.uses} == {(ours, 1), (theirs, 1)}
+    replace_operands(same, {id(a): b})  # every occurrence, one use each
+    assert list(same.operands) == [b, b]
+    assert sorted(u.index for u in b.uses) == [0, 1]
+    assert {(u.operation, u.index) for u in a.uses} == {(ours, 0), (theirs, 0)}
+    before = ours._operands
+    replace_operands(ours, {})
+    assert ours._operands is before  # nothing replaced: the tuple is not rebuilt

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, Use
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import (
     IRDLOperation,
@@ -211,18 +211,19 @@ def tx8be_op(cls):
     return cls
 
 
-_FIELD_DEFAULTS: dict[type, tuple[tuple, tuple]] = {}
-"""Per op class, the (name, default) pairs of its properties and of its attributes."""
+_FIELD_DEFAULTS: dict[type, tuple[dict, dict]] = {}
+"""Per op class, the defaults of its properties and of its attributes, by name."""
 
 
-def _field_defaults(cls) -> tuple[tuple, tuple]:
-    """The (name, default) pairs IRDL fills into a new op of `cls` that lacks them."""
+def _field_defaults(cls) -> tuple[dict, dict]:
+    """The properties and attributes IRDL fills into a new op of `cls` that lacks them
+    (name -> default, in definition order)."""
     found = _FIELD_DEFAULTS.get(cls)
     if found is None:
         op_def = cls.get_irdl_definition()
         found = _FIELD_DEFAULTS[cls] = tuple(
-            tuple((name, f.default_value) for name, f in fields.items()
-                  if not isinstance(f, OptionalDef) and f.default_value is not None)
+            {name: f.default_value for name, f in fields.items()
+             if not isinstance(f, OptionalDef) and f.default_value is not None}
             for fields in (op_def.properties, op_def.attributes))
     return found
 
@@ -248,19 +249,24 @@ def build_op(
     """
     op = cls.__new__(cls)
     operands = SSAValues(operands)
-    uses = tuple(Use(op, index) for index in range(len(operands)))
-    for value, use in zip(operands, uses, strict=True):
+    uses = tuple([Use(op, index) for index in range(len(operands))])
+    for value, use in zip(operands, uses):
         value.add_use(use)
     op._operands = operands
     op._operand_uses = uses
-    op.results = SSAValues(
+    op.results = SSAValues([
         OpResult(result_type, op, index) for index, result_type in enumerate(result_types)
-    )
-    property_defaults, attribute_defaults = _field_defaults(cls)
-    op.properties = dict(property_defaults)
-    op.attributes = dict(attributes) if attributes else {}
-    for name, value in attribute_defaults:  # after the given ones, as create orders them
-        op.attributes.setdefault(name, value)
+    ])
+    property_defaults, attribute_defaults = _FIELD_DEFAULTS.get(cls) or _field_defaults(cls)
+    op.properties = property_defaults.copy()
+    if attributes:
+        # The given attributes first, then the defaults of the others, as create
+        # orders them: the merge puts the new keys after the given ones, the update
+        # restores the given values.
+        op.attributes = {**attributes, **attribute_defaults}
+        op.attributes.update(attributes)
+    else:
+        op.attributes = attribute_defaults.copy()
     op.location = UNKNOWN_LOC
     op.parent = op._next_op = op._prev_op = None
     op._successors = op._successor_uses = ()
@@ -268,6 +274,33 @@ def build_op(
     for region in regions:
         op.add_region(region)
     return op
+
+
+def build_block(arg_types: Sequence[Attribute]) -> Block:
+    """`Block(arg_types=arg_types)`, its arguments built at the unknown location directly:
+    xDSL's BlockArgument looks its default location up with an import statement for
+    each argument (the grouping stage makes a body block for about every op).
+    `tests/unit/ops/test_build_op.py` compares it with `Block(arg_types=...)`."""
+    block = Block()
+    block._args = tuple([
+        BlockArgument(arg_type, block, index, UNKNOWN_LOC)
+        for index, arg_type in enumerate(arg_types)
+    ])
+    return block
+
+
+def build_region(block: Block) -> Region:
+    """`Region(block)` for a block in no region, linked directly: xDSL's `add_block`
+    takes any iterable of blocks (an iterator and a StopIteration per call) and walks up
+    from the region to check it is not inside the block. Requires `block.parent is None`
+    (then nothing can contain the new region). `tests/unit/ops/test_build_op.py`
+    compares it with `Region(block)`."""
+    if block.parent is not None:
+        raise ValueError("build_region: the block is already in a region")
+    region = Region()
+    region._first_block = region._last_block = block
+    block.parent = region
+    return region
 
 
 # --------------------------------------------------------------------------------------
@@ -309,10 +342,10 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
         which was a third of the cost of creating the groups, loads and stores of a
         large graph."""
         properties, attributes = _field_defaults(type(self))
-        for name, value in properties:
+        for name, value in properties.items():
             if name not in self.properties:
                 self.properties[name] = value
-        for name, value in attributes:
+        for name, value in attributes.items():
             if name not in self.attributes:
                 self.attributes[name] = value
         super(IRDLOperation, self).__post_init__()

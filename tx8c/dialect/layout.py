@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, OpResult, SSAValue
 
 from tx8c.dialect.attrs import LayoutMode
 
@@ -52,12 +52,13 @@ def value_layout(value: SSAValue) -> str:
     """The layout of a value: its defining op's result layout; for a function argument,
     the layout layout-transmit recorded in its `tx8c.layout` attribute (else UNKNOWN)."""
     owner = value.owner
-    if isinstance(owner, Block):
+    if not isinstance(value, OpResult):  # an argument; see ir_utils.stored_layout
         return _argument_layout(owner, value)
     layout = owner.attributes.get("layout_str")  # every tx8be op has one
     if layout is None:
         return UNKNOWN
-    return result_layout(layout.data)
+    return layout.data.rpartition("-")[2]  # result_layout, without two calls: the
+    # grouping stage asks it of every value it loads or stores
 
 
 def _argument_layout(block: Block, value: SSAValue) -> str:

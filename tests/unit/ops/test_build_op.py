@@ -13,7 +13,7 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
 from tx8c.dialect.attrs import DevAttr, LayoutMode
-from tx8c.dialect.base import build_op, i64_attr, to_attr
+from tx8c.dialect.base import build_block, build_op, build_region, i64_attr, to_attr
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp, YieldOp
 from tx8c.dialect.ops.elementwise import AddOp, ReluOp
 from tx8c.dialect.types import tensor
@@ -126,3 +126,24 @@ def test_set_operand_rewires_as_operands_setitem_does() -> None:
     assert list(ours.operands) == [c, c]
     assert sorted(i for op, i in _uses(c) if op is ours) == [0, 1]
     assert _uses(a) == [(theirs, 0)]
+
+
+def test_build_block_makes_the_block_xdsl_makes() -> None:
+    types = [T, tensor([3], f32), T]
+    built, made = build_block(types), Block(arg_types=types)
+    assert [(a.type, a.index, a.block is built, a.location, a.name_hint, a.first_use)
+            for a in built.args] == [
+        (a.type, a.index, True, a.location, a.name_hint, a.first_use) for a in made.args]
+    assert (built.parent, built.first_op, built.last_op) == (None, None, None)
+    assert build_block([]).args == ()
+
+
+def test_build_region_makes_the_region_xdsl_makes() -> None:
+    ours, theirs = Block(arg_types=[T]), Block(arg_types=[T])
+    built, made = build_region(ours), Region(theirs)
+    assert (built.parent, len(built.blocks), built.block is ours, ours.parent is built,
+            ours.prev_block, ours.next_block) == (
+        made.parent, len(made.blocks), made.block is theirs, theirs.parent is made,
+        theirs.prev_block, theirs.next_block)
+    with pytest.raises(ValueError, match="already in a region"):
+        build_region(ours)

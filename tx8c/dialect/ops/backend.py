@@ -57,7 +57,9 @@ from tx8c.dialect.base import (
     Tx8beOp,
     _type_str,
     bool_attr,
+    build_block,
     build_op,
+    build_region,
     dense_attr_field,
     int_attr,
     ints_attr,
@@ -70,7 +72,12 @@ from tx8c.interfaces.oplib import OpCode, ct_work
 from tx8c.interfaces.shape_inference import fit_to_operands, keep_operand_layout
 from tx8c.interfaces.sharding import Slicer, slicer_fields
 from tx8c.interfaces.traits import ByteMove, ExecutesRegion, MemoryOp, ReadsConstContainer
-from tx8c.ir_utils import set_operand
+from tx8c.ir_utils import (
+    insert_new_op_before,
+    move_ops_to_new_block,
+    replace_operands,
+    set_operand,
+)
 
 UINT32_MAX = 2**32 - 1
 
@@ -424,47 +431,50 @@ class GroupOp(Tx8beOp):
         ops = list(ops)
         block = _check_consecutive(ops)
         inside = set(ops)
-        inputs = _unique(
-            v for op in ops for v in op.operands if not _defined_by(v, inside)
-        )
-        readers_after: dict[SSAValue, list[tuple[Operation, int]]] = {}
+        # Values by id: an SSAValue's hash is a Python call, and every operand is looked up.
+        inputs: dict[int, SSAValue] = {}
         for op in ops:
-            for r in op.results:
-                after = [(u.operation, u.index) for u in r.uses
-                         if _ancestor_in(block, u.operation) not in inside]
+            for value in op.operands:
+                if value.owner not in inside:  # a block (an argument's owner) never is
+                    inputs.setdefault(id(value), value)
+        outputs: list[tuple[SSAValue, list[tuple[Operation, int]]]] = []
+        for op in ops:
+            for result in op.results:
+                after = []
+                for use in result.uses:
+                    reader = use.operation
+                    if reader.parent is not block:  # nested in an op of the block
+                        reader = block.find_ancestor_op_in_block(reader)
+                    if reader not in inside:
+                        after.append((use.operation, use.index))
                 if after:
-                    readers_after[r] = after
-        outputs = list(readers_after)
+                    outputs.append((result, after))
         after_last = ops[-1].next_op
-        # The body is filled before the group is placed: attaching an op to a block checks
-        # that the op does not contain it, a walk up the block's parents, which is short
-        # while the body is not yet inside the group, the function and the module.
-        body = Block(arg_types=[v.type for v in inputs])
-        for op in ops:
-            op.detach()
-            body.add_op(op)
-        body.add_op(build_op(YieldOp, outputs))
+        # The body is filled before the group is placed, in one splice of the op lists
+        # (nothing can contain a block that is in no region yet).
+        body = build_block([v.type for v in inputs.values()])
+        move_ops_to_new_block(ops, body)
+        body.add_op(build_op(YieldOp, [value for value, _ in outputs]))
         # Rewire through the ops' own operands and the outputs' uses, never through all
         # uses of an input: a value read by thousands of ops (a shared weight) would make
         # wrapping each of them cost as much as all of them.
         argument = dict(zip(inputs, body.args, strict=True))
-        for value, arg in argument.items():
+        for value, arg in zip(inputs.values(), body.args, strict=True):
             arg.name_hint = value.name_hint  # %x outside reads as %x inside
         for op in ops:
             for reader in op.walk() if op.regions else (op,):  # with any op nested in it
-                for index, value in enumerate(reader.operands):
-                    if value in argument:
-                        set_operand(reader, index, argument[value])
+                replace_operands(reader, argument)
         group = build_op(
-            cls, inputs, [r.type for r in outputs], cls.ir_attributes(attrs), [Region(body)]
+            cls, list(inputs.values()), [value.type for value, _ in outputs],
+            cls.ir_attributes(attrs), [build_region(body)],
         )
         if after_last is None:
             block.add_op(group)
-        else:
-            block.insert_op_before(group, after_last)
-        for value, result in zip(outputs, group.results, strict=True):
+        else:  # the group holds only ops taken from `block`: it cannot contain `block`
+            insert_new_op_before(group, after_last)
+        for (value, readers), result in zip(outputs, group.results, strict=True):
             result.name_hint = value.name_hint
-            for reader, index in readers_after[value]:
+            for reader, index in readers:
                 set_operand(reader, index, result)
         return group
 
@@ -597,22 +607,6 @@ def _check_consecutive(ops: list[Operation]) -> Block:
         if op.parent is not block or prev.next_op is not op:
             raise ValueError("GroupOp.wrap: the ops must be consecutive ops of one block")
     return block
-
-
-def _ancestor_in(block: Block, op: Operation) -> Operation | None:
-    """The op of `block` that is or contains `op` (None when `op` is outside `block`)."""
-    return op if op.parent is block else block.find_ancestor_op_in_block(op)
-
-
-def _defined_by(value: SSAValue, ops: set[Operation]) -> bool:
-    return value.owner in ops  # a block (an argument's owner) is never one of `ops`
-
-
-def _unique(values) -> list[SSAValue]:
-    seen: dict[SSAValue, None] = {}
-    for v in values:
-        seen.setdefault(v, None)
-    return list(seen)
 
 
 OPS = [ConstantOp, LoadConstOp, ChannelNormOp, LoadVarOp, StoreVarOp, GroupOp, YieldOp]

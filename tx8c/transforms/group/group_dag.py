@@ -94,7 +94,8 @@ def _renumber(groups: list[GroupOp]) -> None:
 
 def _set(group: GroupOp, name: str, value: Attribute) -> None:
     """Set an attribute unless it already holds that value (attributes are shared)."""
-    if group.attributes.get(name) != value:
+    current = group.attributes.get(name)
+    if current is not value and current != value:  # identity first: shared attributes
         group.attributes[name] = value
 
 

@@ -57,7 +57,13 @@ from tx8c.dialect.layout import value_layout
 from tx8c.dialect.ops.backend import GroupOp, LoadVarOp, StoreVarOp
 from tx8c.interfaces import OpAttr
 from tx8c.interfaces.traits import ByteMove
-from tx8c.ir_utils import function_bodies, group_ops, set_operand, stored_layout
+from tx8c.ir_utils import (
+    function_bodies,
+    group_ops,
+    insert_new_op_before,
+    set_operand,
+    stored_layout,
+)
 
 """The group_tag values this pass sets (seed: 0 normal slicing, 2 no slicing)."""
 
@@ -85,14 +91,16 @@ def insert_loads_and_stores(
     residency = _Residency(terminator)
     first = body.first_op
     moved = False
+    outside = list(group.operands)
     for arg in body.args:
         uses = [use for use in arg.uses if residency.use_needs_spm(use)]
         if uses:
-            value = group.operands[arg.index]  # outside: the one stored in DDR
-            if value not in loaded:
-                loaded[value] = _move_attributes(value)
-            load = _move(LoadVarOp, arg, loaded[value])
-            body.insert_op_before(load, first)
+            value = outside[arg.index]  # the one stored in DDR
+            attributes = loaded.get(value)
+            if attributes is None:
+                attributes = loaded[value] = _move_attributes(value)
+            load = _move(LoadVarOp, arg, attributes)
+            insert_new_op_before(load, first)
             for use in uses:
                 set_operand(use.operation, use.index, load.results[0])
             moved = True
@@ -100,10 +108,11 @@ def insert_loads_and_stores(
     for index, value in enumerate(terminator.operands):
         if not residency.in_spm(value):
             continue
-        if value not in stores:
-            stores[value] = _move(StoreVarOp, value, _move_attributes(value))
-            body.insert_op_before(stores[value], terminator)
-        set_operand(terminator, index, stores[value].results[0])
+        store = stores.get(value)
+        if store is None:
+            store = stores[value] = _move(StoreVarOp, value, _move_attributes(value))
+            insert_new_op_before(store, terminator)
+        set_operand(terminator, index, store.results[0])
         moved = True
     moved = moved or any(o.has_trait(ByteMove) for o in body.ops)
     group.attributes["group_tag"] = to_attr("int", GroupOp.SLICED if moved else GroupOp.IN_DDR)

@@ -61,9 +61,9 @@ def _groups(block: Block) -> Iterator[GroupOp]:
     """The groups of `block`, of the functions in it and of the groups in those, so
     nested groups too (without walking every op inside a group)."""
     for op in block.ops:
-        if isinstance(op, GroupOp):
-            yield op
-        if op.regions:
+        if op.regions:  # before the class test: most ops have none, and a test of a
+            if isinstance(op, GroupOp):  # class that is not the op's is a Python call
+                yield op
             for region in op.regions:
                 for inner in region.blocks:
                     yield from _groups(inner)
