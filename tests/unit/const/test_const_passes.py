@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import example as hypothesis_example
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import ModuleOp
 
@@ -241,6 +242,9 @@ def test_every_loadconst_of_the_bert_example_agrees_with_its_user() -> None:
     extra=st.lists(st.booleans(), max_size=12),
     align_opt=st.booleans(),
 )
+# a ChannelNorm of a constant read by two ops: const-norm gives each reader its LoadConst
+@hypothesis_example(n_args=2, steps=[("const_S", 0, 0), ("transpose", 50, 0), ("unary_S", 2, 0),
+                                     ("unary_S", 2, 0)], extra=[], align_opt=False)
 def test_random_dags(n_args, steps, extra, align_opt) -> None:
     module = align(build_dag(n_args, steps, extra).module)
     if align_opt:

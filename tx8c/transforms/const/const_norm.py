@@ -113,26 +113,36 @@ class _ConstNorm:
 
     def run(self) -> None:
         loads = [op for op in self.module.walk() if isinstance(op, LoadConstOp)]
-        for load in loads:
+        for load in list(loads):
             cn = _only_channel_norm_user(load)
             if cn is not None:
-                self._fold(load, cn)
+                loads += self._fold(load, cn)
         self._one_layout_per_id(loads)
         self.stats.ids = len(self.container)
         self.container.to_module(self.module)
         record_pass_stats(self.module, CONST_STATS_ATTR, ConstNormPass.name, vars(self.stats))
 
-    def _fold(self, load: LoadConstOp, cn: ChannelNormOp) -> None:
+    def _fold(self, load: LoadConstOp, cn: ChannelNormOp) -> list[LoadConstOp]:
         """constChannelNormErase: the ChannelNorm's readers read the constant, stored in
-        the layout the ChannelNorm wrote."""
+        the layout the ChannelNorm wrote. A ChannelNorm read by several ops leaves one
+        LoadConst per reader (move-constant's rule: a LoadConst per use); the new ones
+        are returned."""
         layout = channel_norm_layout(cn)
+        set_load_layout(load, layout)
+        uses = sorted(cn.results[0].uses, key=lambda u: u.index)
+        added = []
+        for use in uses[1:]:
+            copy = load.clone()
+            load.parent_block().insert_op_after(copy, load)
+            use.operation.operands[use.index] = copy.results[0]
+            added.append(copy)
         cn.results[0].replace_all_uses_with(load.results[0])
         cn.parent_block().erase_op(cn)
-        set_load_layout(load, layout)
         self.stats.channel_norms_folded += 1
         result = load.results[0]
         self.stats.folded_bytes += stored_bytes(shape_of(result),
                                                 result.type.get_element_type(), layout)
+        return added
 
     def _one_layout_per_id(self, loads: list[LoadConstOp]) -> None:
         """processMultiUse (module docstring)."""
