@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -842,51 +843,129 @@ def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
     return unit, max(1, -(-EXACT_STEPS // unit))
 
 
-def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) -> int:
-    """Cycles `estimate` never goes below: the busiest lane's work over all the steps.
+def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
+                         config: TX8Config) -> int:
+    """Cycles `estimate` never goes below: per tile class and lane, the fill before the
+    lane's first instruction, its work over all the steps, and the drain after its last
+    (0 when `estimate` extrapolates).
 
     Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
-    extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
-    when its lane is free), so the last finish on a lane is at least the sum of its
-    instructions' durations. Task t runs at least steps // every times (`_run_steps`: once in
-    every `every` = steps // count steps; a node of its tile class's `runs`: at the
-    steps `runs_at` allows, `run_count` of them); each run holds its lane for its fixed part
-    (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
-    min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
-    tiles streaming like it (the chip's streams at any moment include its own); a
-    multicast delivery ends at least its `cycles` after its lane was freed
-    (`_event_run`). Per tile class, over the tasks it runs (`_runs_on`). The
-    total is the last finish rounded up; the bound is the sum rounded down after taking
-    off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
-    rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
-    it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
-    every candidate of the bundled examples)."""
+    extrapolation). Each tile class runs its own instruction list on its own lanes
+    (`simulate_tile`), a lane one instruction at a time in its order (`_event_run` starts
+    one only when its lane is free and every instruction it needs has ended), and a task's
+    runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
+    class's costs): its fixed part (`cycles - ddr`) plus its `ddr` full-share cycles at
+    the fastest rate it can stream, min(lsu, ddr bandwidth / streams) / share (`streams`
+    the tiles streaming like it: the chip's streams at any moment include its own); 0 for
+    a multicast delivery, whose end only follows its load's. Then per class:
+    - work: a lane's last instruction ends at least the sum of d over the lane's
+      instructions after its first one starts; a delivery there ends at least its
+      `cycles` after its lane was freed (`_event_run`), so a lane holding one counts
+      its work from time 0, the others from their fill;
+    - fill H(t), a floor on the start of t's first run: that run needs the latest
+      instruction of each node it reads (and a NoC reduction its own node's), which is
+      a run of a task j of that node (j != t) whose first run came earlier in the list;
+      every run of j ends at least F(j) = H(j) + d(j) (its later runs start after its
+      first on its lane), so H(t) >= the least such F(j), per node read; the first
+      instruction of a lane is the first run of one of its tasks: fill = min H;
+    - drain D(t), a floor on the total after t's last run ends: a task u reading t's
+      node runs next (its first run after that one, with no other task of t's node run
+      in between) on t's last result, so it and its k later runs end at least k * d(u)
+      after it, and the total comes at least D(u) after u's last run:
+      D(t) >= max(k * d(u) + D(u)); the last instruction of a lane is the last run of
+      one of its tasks: drain = min D.
+    The run steps are `simulate_tile`'s own (`_steps_in_class`). The bound is the largest
+    fill + work + drain, rounded down after taking off the simulation's tolerance (a
+    stream ends within 1e-6 of its bytes) and float rounding. When `estimate`
+    extrapolates (total = t2 + more * (t2 - t1)) nothing bounds it from below short of
+    simulating: the bound is 0 (tests/unit/slicing check the bound against the estimate
+    on every candidate of the bundled examples and on ResNet-50's groups)."""
     steps = schedule.steps
     unit, short = _repeating_unit(ts, schedule)
     if (short + 1) * unit < steps:
         return 0
+    order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))  # simulate_tile's
+    reads = [set() if t.delivers else  # it needs its load's read in its source class only
+             {r.node for r in spec.nodes[t.node].inputs if not r.is_input}
+             | ({t.node} if t.lane == "noc" else set()) for t in order]
+    return max(_class_bound(order, reads, schedule, c, tc, config)
+               for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)))
+
+
+def _class_bound(order, reads, schedule, c, tc, config) -> int:
+    """`estimate_lower_bound` of tile class `c` (`tc`): its largest fill + work + drain
+    over its lanes."""
+    steps = schedule.steps
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    bound = 0
-    for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)):
-        work: dict[str, float] = {}
-        runs_total = 0
-        at = dict(tc.runs)
-        own = _class_costs(schedule, c)
-        for t in ts:
-            if not _runs_on(t, tc):
+    own = _class_costs(schedule, c)
+    at = dict(tc.runs)
+    run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
+    least: dict[int, float] = {}  # d(t)
+    work: dict[str, float] = {}
+    for i, t in enumerate(order):
+        if not _runs_on(t, tc):
+            continue
+        run_steps = _steps_in_class(t, at.get(t.node), schedule, steps)
+        if not run_steps:
+            continue
+        run[i] = run_steps
+        fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
+        took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
+        fixed = took - streamed if streamed else took
+        one = fixed + streamed / fastest
+        least[i] = 0.0 if t.delivers else one
+        work[t.lane] = work.get(t.lane, 0.0) + len(run_steps) * one
+    if not run:
+        return 0
+    by_node: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}
+    for i in run:
+        by_node.setdefault(order[i].node, []).append(i)
+        for p in reads[i]:
+            readers.setdefault(p, []).append(i)
+    fill: dict[int, float] = {}
+    for i, steps_i in run.items():  # in list order: a node's readers come after it
+        h = 0.0
+        if not order[i].delivers:
+            first = (steps_i[0], i)
+            for p in reads[i]:
+                earlier = [fill[j] + least[j] for j in by_node.get(p, ())
+                           if j < i and (run[j][0], j) < first]
+                if earlier:
+                    h = max(h, min(earlier))
+        fill[i] = h
+    drain: dict[int, float] = {}
+    for i in reversed(run):
+        node = order[i].node
+        last = (run[i][-1], i)
+        others = [_runs_after(run[j], j, last)[1] for j in by_node[node] if j != i]
+        d = 0.0
+        for u in readers.get(node, ()):
+            if u <= i:
                 continue
-            runs = steps // max(1, steps // max(1, t.count)) if t.node not in at \
-                else run_count(at[t.node], steps)
-            fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
-            took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
-            fixed = took - streamed if streamed else took
-            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + streamed / fastest)
-            runs_total += runs
-        busiest = max(work.values(), default=0.0)
-        bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
-    return bound
+            k, nxt = _runs_after(run[u], u, last)
+            if k and not any(o < nxt for o in others if o[1] != u):
+                d = max(d, k * least[u] + drain[u])  # else another task of the node ran
+        drain[i] = d                               # in between: u reads that one
+    best = 0.0
+    runs_total = sum(len(s) for s in run.values())
+    for lane, total in work.items():
+        on = [i for i in run if order[i].lane == lane]
+        start = 0.0 if any(order[i].delivers for i in on) else min(fill[i] for i in on)
+        best = max(best, start + total + min(drain[i] for i in on))
+    return math.floor(best * (1 - 1e-9) - 1e-5 * runs_total)
+
+
+def _runs_after(run_steps: list[int], i: int, position: tuple[int, int]
+                ) -> tuple[int, tuple[float, int]]:
+    """(how many runs of the task at `i` in the list order, at `run_steps`, come after
+    the instruction at `position` (step, task position), the position of the first of
+    them: (inf, i) when none)."""
+    cut = bisect_right(run_steps, position[0]) if i < position[1] else bisect_left(
+        run_steps, position[0])
+    return len(run_steps) - cut, (run_steps[cut] if cut < len(run_steps) else math.inf, i)
 
 
 def _class_costs(schedule: Schedule, c: int) -> dict[tuple[int, str], tuple[int, int]]:
@@ -939,6 +1018,15 @@ def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[in
     return at
 
 
+def _steps_in_class(t: Task, steps_at: RunSteps | None, schedule: Schedule, count: int
+                    ) -> list[int]:
+    """The steps of the first `count` at which a tile class runs task `t`: its own
+    `steps_at` (`TileClass.runs`) or, None, by the task's count (`_run_steps`)."""
+    if steps_at is not None:
+        return [s for s in range(count) if runs_at(steps_at, s)]
+    return _run_steps(t, schedule.steps, schedule.late, count)
+
+
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
                   count: int) -> tuple[float, dict[str, float]]:
     """The finish time and the busy time per lane (the busiest tile class's) of the
@@ -968,16 +1056,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
     for t in order:
         runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node)
-        by_count = None
         for entry in runner.classes:
-            steps_at = entry[-1]
-            if steps_at is not None:  # the class runs the task at steps of its own
-                run_steps = [s for s in range(count) if runs_at(steps_at, s)]
-            else:
-                if by_count is None:
-                    by_count = _run_steps(t, schedule.steps, schedule.late, count)
-                run_steps = by_count
-            for step in run_steps:
+            for step in _steps_in_class(t, entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _) in at_step[step]:
@@ -1367,7 +1447,7 @@ class Evaluator:
     node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
     their stages); a candidate offered again gets its first answer; candidates with the
     same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
-    share one estimate (`estimates`)."""
+    share one estimate (`estimates`) and one lower bound (`floors`)."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
@@ -1379,6 +1459,8 @@ class Evaluator:
         """(tasks, schedule) -> `estimate` of them: a pure function of its arguments,
         and a dict, not the evaluator, so that a Pending's estimate holds no reference
         back to the cache that holds the Pending."""
+        self.floors: dict = {}
+        """(tasks, schedule) -> `estimate_lower_bound` of them (as `estimates`)."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1478,16 +1560,19 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
     estimates = shared.estimates
 
+    key = (tuple(ts), schedule)
+    floor = shared.floors.get(key)
+    if floor is None:
+        floor = shared.floors[key] = estimate_lower_bound(spec, ts, schedule, config)
+
     def finish() -> Plan:
-        key = (tuple(ts), schedule)
         if key not in estimates:
             estimates[key] = estimate(spec, ts, schedule, config)
         total, busy = estimates[key]
         return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
                      group_bound_cycles, total, busy)
 
-    return Pending(cand, split.tiles, placed.peak if placed else bound,
-                   estimate_lower_bound(ts, schedule, config), finish)
+    return Pending(cand, split.tiles, placed.peak if placed else bound, floor, finish)
 
 
 def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,
