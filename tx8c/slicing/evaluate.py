@@ -218,11 +218,14 @@ def _reduce_pieces(cand: Candidate, reduce: Window | None) -> list[list[tuple[in
 
 
 class Propagator:
-    """`propagate` on one spec with a cache (the search asks the same windows often)."""
+    """`propagate` on one spec with a cache (the search asks the same windows often), and
+    what a data split derives from a candidate's sharding and reduction cut alone
+    (`sharded`: every split of a sharding shares it)."""
 
     def __init__(self, spec: GroupSpec):
         self.spec = spec
         self.cache: dict = {}
+        self.shardings: dict = {}
 
     def __call__(self, anchor: Window, reduce=None):
         key = (anchor, None if reduce is None else tuple(reduce.items()))
@@ -230,6 +233,45 @@ class Propagator:
         if found is None:
             found = self.cache[key] = propagate(self.spec, anchor, reduce)
         return found
+
+    def sharded(self, cand: Candidate, config: TX8Config) -> _Sharded:
+        """`_Sharded` of `cand`'s sharding and reduction cut (cached)."""
+        key = (cand.sharding, cand.reduce)
+        found = self.shardings.get(key)
+        if found is None or found.config is not config:
+            found = self.shardings[key] = _Sharded(self.spec, cand, config, self)
+        return found
+
+
+class _Sharded:
+    """What `data_split` derives from a candidate's sharding and reduction cut alone:
+    the tile shares, tile 0's share of every node, whether the nodes can make the
+    sharding's cuts (`shard_error`, the Infeasible message; when set, nothing else),
+    whether two tiles store an element of an intermediate value twice
+    (`tile_store_error`), the busy tiles' windows and their multicast loads."""
+
+    def __init__(self, spec: GroupSpec, cand: Candidate, config: TX8Config, propagate):
+        self.config = config
+        self.shares = tiles(spec, cand, config)
+        self.active = sum(1 for t in self.shares if not t.anchor.is_empty())
+        first = self.shares[0]
+        self.share = propagate(first.anchor, _reduce(cand, first.reduce))
+        self.block = _channel_blocks(spec, config)
+        self.shard_error = None
+        try:
+            check_cuts(spec, propagate(Window.whole(spec.anchor_shape)), self.share, "shard",
+                       self.block)
+        except Infeasible as e:
+            self.shard_error = str(e)
+            return  # data_split goes no further
+        self.tile_store_error = _tile_store_clash(spec, cand, self.shares, self.share,
+                                                  propagate)
+        self.busy = [t for t in self.shares if not t.anchor.is_empty()]
+        self.windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops
+                        for t in self.busy] if len(self.busy) > 1 else []
+        self.multicast = multicast_loads(spec, self.busy, self.windows, config)
+        self.absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
+                            for loops in self.windows)
 
 
 def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
@@ -242,47 +284,43 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                        f"{spec.nodes[spec.anchor].label} nor stores a value it computes")
     propagate = propagate or Propagator(spec)
     granules = anchor_granules(spec, config)
-    shares = tiles(spec, cand, config)
-    active = sum(1 for t in shares if not t.anchor.is_empty())
+    sharded = propagate.sharded(cand, config)
+    shares = sharded.shares
     first = shares[0]
     pieces = _step_pieces(cand, first.anchor, granules)
     reduce_pieces = _reduce_pieces(cand, first.reduce)
     step_counts = [len(p) for p in pieces] + [len(p) for p in reduce_pieces]
-    whole = propagate(Window.whole(spec.anchor_shape))
-    share = propagate(first.anchor, _reduce(cand, first.reduce))
-    block = _channel_blocks(spec, config)
+    if sharded.shard_error is not None:
+        raise Rejected(sharded.shard_error)
     try:
-        check_cuts(spec, whole, share, "shard", block)
         samples = []
         for which in ("first", "middle", "last"):
             anchor, red = _sample(first, pieces, reduce_pieces, which)
             w = propagate(anchor, _reduce(cand, red))
-            check_cuts(spec, share, w, "split", block)
+            check_cuts(spec, sharded.share, w, "split", sharded.block)
             samples.append(w)
     except Infeasible as e:
         raise Rejected(str(e)) from None
-    _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, samples[0],
-                       propagate)
+    _check_side_stores(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
+    if sharded.tile_store_error is not None:
+        raise Rejected(sharded.tile_store_error)
     sizes = samples + [propagate(a, _reduce(cand, r))
                        for a, r in _interior(spec, cand, pieces, reduce_pieces, first)]
     sizes += _covering_samples(spec, cand, shares, granules, sizes, propagate)
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
-    busy = [t for t in shares if not t.anchor.is_empty()]
-    windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy] \
-        if len(busy) > 1 else []
-    shared, senders = multicast_loads(spec, busy, windows, config)
-    absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
-                   for loops in windows)
+    busy = sharded.busy
+    shared, senders = sharded.multicast
+    absent = sharded.absent
     runs = ()
     if any(absent) or any(loop is None for w in sizes for loop in w.loops):
         runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
                            granules, propagate)
     share_of, share_slices = _share_slices(spec, cand, busy, slice_shapes, granules,
                                            propagate)
-    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared, senders, absent if any(absent) else (), runs, share_of,
+    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
+                 steps, shared, senders, absent if any(absent) else (), runs, share_of,
                  share_slices)
 
 
@@ -467,36 +505,54 @@ def _largest(spec, samples):
     return largest_shapes(spec, samples)
 
 
-def _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, origin, propagate
+def _check_side_stores(spec, cand, first, pieces, reduce_pieces, origin, propagate
                        ) -> None:
     """A store of an intermediate value must not write one element twice: its windows of
-    neighbouring steps and neighbouring tiles must not overlap (a halo the next node reads
-    is recomputed, not stored again). Equal windows of two steps are one store (it runs
-    once); equal windows of two tiles are two stores of the same elements (each tile runs
-    its own: a LayerNorm's result stored beside the Gemm that reads it, with the Gemm's
-    output columns cut over the tiles)."""
+    neighbouring steps must not overlap (a halo the next node reads is recomputed, not
+    stored again; equal windows of two steps are one store: it runs once). Neighbouring
+    tiles: `_tile_store_clash`."""
     side = [n.index for n in spec.nodes if n.kind == "store"]
     if not side:
         return
     dims = pieces + reduce_pieces
-    neighbours = []  # (a, b, b is another tile)
     for d, options in enumerate(dims):
         if len(options) >= 2:
             index = [0] * len(dims)
             index[d] = 1
             anchor, red = _at(first, pieces, reduce_pieces, index)
-            neighbours.append((origin, propagate(anchor, _reduce(cand, red)), False))
-    share0 = propagate(first.anchor, _reduce(cand, first.reduce))
+            error = _stores_twice(spec, side, origin, propagate(anchor, _reduce(cand, red)),
+                                  False)
+            if error is not None:
+                raise Rejected(error)
+
+
+def _tile_store_clash(spec, cand, shares, share0, propagate) -> str | None:
+    """Why two tiles would store an element of an intermediate value twice (None: they
+    never do): equal windows of two tiles are two stores of the same elements (each
+    tile runs its own: a LayerNorm's result stored beside the Gemm that reads it, with
+    the Gemm's output columns cut over the tiles)."""
+    side = [n.index for n in spec.nodes if n.kind == "store"]
+    if not side:
+        return None
+    first = shares[0]
     for tile in shares[1:]:
         if tile.anchor != first.anchor:
-            neighbours.append((share0, propagate(tile.anchor, _reduce(cand, tile.reduce)),
-                               True))
-    for a, b, other_tile in neighbours:
-        for n in side:
-            wa, wb = a.loops[n], b.loops[n]
-            if wa is not None and wb is not None and (other_tile or wa != wb) and \
-                    not wa.intersect(wb).is_empty():
-                raise Rejected(f"{spec.nodes[n].label} would store an element twice")
+            error = _stores_twice(spec, side, share0,
+                                  propagate(tile.anchor, _reduce(cand, tile.reduce)), True)
+            if error is not None:
+                return error
+    return None
+
+
+def _stores_twice(spec, side, a, b, other_tile: bool) -> str | None:
+    """The error when a store of `side` writes an element in both node windows `a` and
+    `b` (of two steps, or of two tiles)."""
+    for n in side:
+        wa, wb = a.loops[n], b.loops[n]
+        if wa is not None and wb is not None and (other_tile or wa != wb) and \
+                not wa.intersect(wb).is_empty():
+            return f"{spec.nodes[n].label} would store an element twice"
+    return None
 
 
 def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
