@@ -944,22 +944,44 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     reads = [set() if t.delivers else  # it needs its load's read in its source class only
              {r.node for r in spec.nodes[t.node].inputs if not r.is_input}
              | ({t.node} if t.lane == "noc" else set()) for t in order]
-    return max(_class_bound(order, reads, schedule, c, tc, config)
-               for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)))
-
-
-def _class_bound(order, reads, schedule, c, tc, config) -> int:
-    """`estimate_lower_bound` of tile class `c` (`tc`): its largest fill + work + drain
-    over its lanes."""
-    steps = schedule.steps
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
+    parts = [_class_bound(order, reads, schedule, c, tc, lsu, ddr, share)
+             for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),))]
+    best = max(p.lanes for p in parts)
+    streamed = sum(p.streamed for p in parts)
+    if streamed:
+        best = max(best, min(p.stream_fill for p in parts) + streamed * share / ddr
+                   + min(p.stream_drain for p in parts))
+    return math.floor(best * (1 - 1e-9) - 1e-5 * sum(p.runs for p in parts))
+
+
+@dataclass(frozen=True)
+class _ClassFloor:
+    """A tile class's part of `estimate_lower_bound`: its largest fill + work + drain
+    over its lanes; its instructions' `streamed` full-share cycles times the tiles
+    streaming like each; the least fill + fixed part before one of its streams starts,
+    the least drain after one ends (inf: it streams nothing); its instructions."""
+
+    lanes: float
+    streamed: float
+    stream_fill: float
+    stream_drain: float
+    runs: int
+
+
+def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: float
+                 ) -> _ClassFloor:
+    """`_ClassFloor` of tile class `c` (`tc`)."""
+    steps = schedule.steps
     own = _class_costs(schedule, c)
     at = dict(tc.runs)
     run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
     least: dict[int, float] = {}  # d(t)
     work: dict[str, float] = {}
+    streaming: dict[int, float] = {}  # a streaming task -> its fixed part
+    chip = 0.0
     for i, t in enumerate(order):
         if not _runs_on(t, tc):
             continue
@@ -973,8 +995,11 @@ def _class_bound(order, reads, schedule, c, tc, config) -> int:
         one = fixed + streamed / fastest
         least[i] = 0.0 if t.delivers else one
         work[t.lane] = work.get(t.lane, 0.0) + len(run_steps) * one
+        if streamed > 0:
+            streaming[i] = fixed
+            chip += len(run_steps) * _streams(t, schedule, tc) * streamed
     if not run:
-        return 0
+        return _ClassFloor(0.0, 0.0, math.inf, math.inf, 0)
     by_node: dict[int, list[int]] = {}
     readers: dict[int, list[int]] = {}
     for i in run:
@@ -1006,12 +1031,14 @@ def _class_bound(order, reads, schedule, c, tc, config) -> int:
                 d = max(d, k * least[u] + drain[u])  # else another task of the node ran
         drain[i] = d                               # in between: u reads that one
     best = 0.0
-    runs_total = sum(len(s) for s in run.values())
     for lane, total in work.items():
         on = [i for i in run if order[i].lane == lane]
         start = 0.0 if any(order[i].delivers for i in on) else min(fill[i] for i in on)
         best = max(best, start + total + min(drain[i] for i in on))
-    return math.floor(best * (1 - 1e-9) - 1e-5 * runs_total)
+    return _ClassFloor(best, chip, min((fill[i] + f for i, f in streaming.items()),
+                                       default=math.inf),
+                       min((drain[i] for i in streaming), default=math.inf),
+                       sum(len(s) for s in run.values()))
 
 
 def _runs_after(run_steps: list[int], i: int, position: tuple[int, int]
