@@ -902,8 +902,8 @@ def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
 def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
                          config: TX8Config) -> int:
     """Cycles `estimate` never goes below: per tile class and lane, the fill before the
-    lane's first instruction, its work over all the steps, and the drain after its last
-    (0 when `estimate` extrapolates).
+    lane's first instruction, its work over all the steps, and the drain after its last;
+    the same around the chip's DDR streams (0 when `estimate` extrapolates).
 
     Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
     extrapolation). Each tile class runs its own instruction list on its own lanes
@@ -929,10 +929,21 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
       in between) on t's last result, so it and its k later runs end at least k * d(u)
       after it, and the total comes at least D(u) after u's last run:
       D(t) >= max(k * d(u) + D(u)); the last instruction of a lane is the last run of
-      one of its tasks: drain = min D.
+      one of its tasks: drain = min D;
+    - the DDR channel (all classes together): while instruction i streams, it advances
+      at `rate` = min(lsu, ddr bandwidth / chip) / share full-share cycles per cycle,
+      `chip` the sum of `streams` over the instructions streaming then (`_event_run`),
+      so the sum over them of streams * the cycles left falls by chip * rate <= ddr
+      bandwidth / share per cycle: streaming everything takes at least
+      share / ddr bandwidth * the sum over all runs of streams * ddr cycles. That time
+      lies after the first stream starts (at least the least fill + fixed part of a
+      streaming task: a run's stream follows its fixed part) and before the last ends
+      (the last run of its task: a task's runs stream in order on its lane), which
+      the least drain of a streaming task follows.
     The run steps are `simulate_tile`'s own (`_steps_in_class`). The bound is the largest
-    fill + work + drain, rounded down after taking off the simulation's tolerance (a
-    stream ends within 1e-6 of its bytes) and float rounding. When `estimate`
+    fill + work + drain, or the DDR channel's, rounded down after taking off the
+    simulation's tolerance (a stream ends within 1e-6 of its bytes) and float rounding.
+    When `estimate`
     extrapolates (total = t2 + more * (t2 - t1)) nothing bounds it from below short of
     simulating: the bound is 0 (tests/unit/slicing check the bound against the estimate
     on every candidate of the bundled examples and on ResNet-50's groups)."""
