@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -218,11 +219,14 @@ def _reduce_pieces(cand: Candidate, reduce: Window | None) -> list[list[tuple[in
 
 
 class Propagator:
-    """`propagate` on one spec with a cache (the search asks the same windows often)."""
+    """`propagate` on one spec with a cache (the search asks the same windows often), and
+    what a data split derives from a candidate's sharding and reduction cut alone
+    (`sharded`: every split of a sharding shares it)."""
 
     def __init__(self, spec: GroupSpec):
         self.spec = spec
         self.cache: dict = {}
+        self.shardings: dict = {}
 
     def __call__(self, anchor: Window, reduce=None):
         key = (anchor, None if reduce is None else tuple(reduce.items()))
@@ -230,6 +234,45 @@ class Propagator:
         if found is None:
             found = self.cache[key] = propagate(self.spec, anchor, reduce)
         return found
+
+    def sharded(self, cand: Candidate, config: TX8Config) -> _Sharded:
+        """`_Sharded` of `cand`'s sharding and reduction cut (cached)."""
+        key = (cand.sharding, cand.reduce)
+        found = self.shardings.get(key)
+        if found is None or found.config is not config:
+            found = self.shardings[key] = _Sharded(self.spec, cand, config, self)
+        return found
+
+
+class _Sharded:
+    """What `data_split` derives from a candidate's sharding and reduction cut alone:
+    the tile shares, tile 0's share of every node, whether the nodes can make the
+    sharding's cuts (`shard_error`, the Infeasible message; when set, nothing else),
+    whether two tiles store an element of an intermediate value twice
+    (`tile_store_error`), the busy tiles' windows and their multicast loads."""
+
+    def __init__(self, spec: GroupSpec, cand: Candidate, config: TX8Config, propagate):
+        self.config = config
+        self.shares = tiles(spec, cand, config)
+        self.active = sum(1 for t in self.shares if not t.anchor.is_empty())
+        first = self.shares[0]
+        self.share = propagate(first.anchor, _reduce(cand, first.reduce))
+        self.block = _channel_blocks(spec, config)
+        self.shard_error = None
+        try:
+            check_cuts(spec, propagate(Window.whole(spec.anchor_shape)), self.share, "shard",
+                       self.block)
+        except Infeasible as e:
+            self.shard_error = str(e)
+            return  # data_split goes no further
+        self.tile_store_error = _tile_store_clash(spec, cand, self.shares, self.share,
+                                                  propagate)
+        self.busy = [t for t in self.shares if not t.anchor.is_empty()]
+        self.windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops
+                        for t in self.busy] if len(self.busy) > 1 else []
+        self.multicast = multicast_loads(spec, self.busy, self.windows, config)
+        self.absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
+                            for loops in self.windows)
 
 
 def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
@@ -242,47 +285,43 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                        f"{spec.nodes[spec.anchor].label} nor stores a value it computes")
     propagate = propagate or Propagator(spec)
     granules = anchor_granules(spec, config)
-    shares = tiles(spec, cand, config)
-    active = sum(1 for t in shares if not t.anchor.is_empty())
+    sharded = propagate.sharded(cand, config)
+    shares = sharded.shares
     first = shares[0]
     pieces = _step_pieces(cand, first.anchor, granules)
     reduce_pieces = _reduce_pieces(cand, first.reduce)
     step_counts = [len(p) for p in pieces] + [len(p) for p in reduce_pieces]
-    whole = propagate(Window.whole(spec.anchor_shape))
-    share = propagate(first.anchor, _reduce(cand, first.reduce))
-    block = _channel_blocks(spec, config)
+    if sharded.shard_error is not None:
+        raise Rejected(sharded.shard_error)
     try:
-        check_cuts(spec, whole, share, "shard", block)
         samples = []
         for which in ("first", "middle", "last"):
             anchor, red = _sample(first, pieces, reduce_pieces, which)
             w = propagate(anchor, _reduce(cand, red))
-            check_cuts(spec, share, w, "split", block)
+            check_cuts(spec, sharded.share, w, "split", sharded.block)
             samples.append(w)
     except Infeasible as e:
         raise Rejected(str(e)) from None
-    _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, samples[0],
-                       propagate)
+    _check_side_stores(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
+    if sharded.tile_store_error is not None:
+        raise Rejected(sharded.tile_store_error)
     sizes = samples + [propagate(a, _reduce(cand, r))
                        for a, r in _interior(spec, cand, pieces, reduce_pieces, first)]
     sizes += _covering_samples(spec, cand, shares, granules, sizes, propagate)
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
-    busy = [t for t in shares if not t.anchor.is_empty()]
-    windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops for t in busy] \
-        if len(busy) > 1 else []
-    shared, senders = multicast_loads(spec, busy, windows, config)
-    absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
-                   for loops in windows)
+    busy = sharded.busy
+    shared, senders = sharded.multicast
+    absent = sharded.absent
     runs = ()
     if any(absent) or any(loop is None for w in sizes for loop in w.loops):
         runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
                            granules, propagate)
     share_of, share_slices = _share_slices(spec, cand, busy, slice_shapes, granules,
                                            propagate)
-    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, active, steps,
-                 shared, senders, absent if any(absent) else (), runs, share_of,
+    return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
+                 steps, shared, senders, absent if any(absent) else (), runs, share_of,
                  share_slices)
 
 
@@ -467,36 +506,54 @@ def _largest(spec, samples):
     return largest_shapes(spec, samples)
 
 
-def _check_side_stores(spec, cand, shares, first, pieces, reduce_pieces, origin, propagate
+def _check_side_stores(spec, cand, first, pieces, reduce_pieces, origin, propagate
                        ) -> None:
     """A store of an intermediate value must not write one element twice: its windows of
-    neighbouring steps and neighbouring tiles must not overlap (a halo the next node reads
-    is recomputed, not stored again). Equal windows of two steps are one store (it runs
-    once); equal windows of two tiles are two stores of the same elements (each tile runs
-    its own: a LayerNorm's result stored beside the Gemm that reads it, with the Gemm's
-    output columns cut over the tiles)."""
+    neighbouring steps must not overlap (a halo the next node reads is recomputed, not
+    stored again; equal windows of two steps are one store: it runs once). Neighbouring
+    tiles: `_tile_store_clash`."""
     side = [n.index for n in spec.nodes if n.kind == "store"]
     if not side:
         return
     dims = pieces + reduce_pieces
-    neighbours = []  # (a, b, b is another tile)
     for d, options in enumerate(dims):
         if len(options) >= 2:
             index = [0] * len(dims)
             index[d] = 1
             anchor, red = _at(first, pieces, reduce_pieces, index)
-            neighbours.append((origin, propagate(anchor, _reduce(cand, red)), False))
-    share0 = propagate(first.anchor, _reduce(cand, first.reduce))
+            error = _stores_twice(spec, side, origin, propagate(anchor, _reduce(cand, red)),
+                                  False)
+            if error is not None:
+                raise Rejected(error)
+
+
+def _tile_store_clash(spec, cand, shares, share0, propagate) -> str | None:
+    """Why two tiles would store an element of an intermediate value twice (None: they
+    never do): equal windows of two tiles are two stores of the same elements (each
+    tile runs its own: a LayerNorm's result stored beside the Gemm that reads it, with
+    the Gemm's output columns cut over the tiles)."""
+    side = [n.index for n in spec.nodes if n.kind == "store"]
+    if not side:
+        return None
+    first = shares[0]
     for tile in shares[1:]:
         if tile.anchor != first.anchor:
-            neighbours.append((share0, propagate(tile.anchor, _reduce(cand, tile.reduce)),
-                               True))
-    for a, b, other_tile in neighbours:
-        for n in side:
-            wa, wb = a.loops[n], b.loops[n]
-            if wa is not None and wb is not None and (other_tile or wa != wb) and \
-                    not wa.intersect(wb).is_empty():
-                raise Rejected(f"{spec.nodes[n].label} would store an element twice")
+            error = _stores_twice(spec, side, share0,
+                                  propagate(tile.anchor, _reduce(cand, tile.reduce)), True)
+            if error is not None:
+                return error
+    return None
+
+
+def _stores_twice(spec, side, a, b, other_tile: bool) -> str | None:
+    """The error when a store of `side` writes an element in both node windows `a` and
+    `b` (of two steps, or of two tiles)."""
+    for n in side:
+        wa, wb = a.loops[n], b.loops[n]
+        if wa is not None and wb is not None and (other_tile or wa != wb) and \
+                not wa.intersect(wb).is_empty():
+            return f"{spec.nodes[n].label} would store an element twice"
+    return None
 
 
 def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
@@ -847,51 +904,167 @@ def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
     return unit, max(1, -(-EXACT_STEPS // unit))
 
 
-def estimate_lower_bound(ts: list[Task], schedule: Schedule, config: TX8Config) -> int:
-    """Cycles `estimate` never goes below: the busiest lane's work over all the steps.
+def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
+                         config: TX8Config) -> int:
+    """Cycles `estimate` never goes below: per tile class and lane, the fill before the
+    lane's first instruction, its work over all the steps, and the drain after its last;
+    the same around the chip's DDR streams (0 when `estimate` extrapolates).
 
     Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
-    extrapolation): a lane runs one instruction at a time (`_event_run` starts one only
-    when its lane is free), so the last finish on a lane is at least the sum of its
-    instructions' durations. Task t runs at least steps // every times (`_run_steps`: once in
-    every `every` = steps // count steps; a node of its tile class's `runs`: at the
-    steps `runs_at` allows, `run_count` of them); each run holds its lane for its fixed part
-    (`cycles - ddr`) and then streams `ddr` full-share cycles at a rate of at most
-    min(lsu, ddr bandwidth / streams) / share full-share cycles per cycle, `streams` the
-    tiles streaming like it (the chip's streams at any moment include its own); a
-    multicast delivery ends at least its `cycles` after its lane was freed
-    (`_event_run`). Per tile class, over the tasks it runs (`_runs_on`). The
-    total is the last finish rounded up; the bound is the sum rounded down after taking
-    off the simulation's tolerance (a stream ends within 1e-6 of its bytes) and float
-    rounding. When `estimate` extrapolates (total = t2 + more * (t2 - t1)) nothing bounds
-    it from below short of simulating: the bound is 0 (tests/unit/slicing check it on
-    every candidate of the bundled examples)."""
+    extrapolation). Each tile class runs its own instruction list on its own lanes
+    (`simulate_tile`), a lane one instruction at a time in its order (`_event_run` starts
+    one only when its lane is free and every instruction it needs has ended), and a task's
+    runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
+    class's costs): its fixed part (`cycles - ddr`) plus its `ddr` full-share cycles at
+    the fastest rate it can stream, min(lsu, ddr bandwidth / streams) / share (`streams`
+    the tiles streaming like it: the chip's streams at any moment include its own); 0 for
+    a multicast delivery, whose end only follows its load's. Then per class:
+    - work: a lane's last instruction ends at least the sum of d over the lane's
+      instructions after its first one starts; a delivery there ends at least its
+      `cycles` after its lane was freed (`_event_run`), so a lane holding one counts
+      its work from time 0, the others from their fill;
+    - fill H(t), a floor on the start of t's first run: that run needs the latest
+      instruction of each node it reads (and a NoC reduction its own node's), which is
+      a run of a task j of that node (j != t) whose first run came earlier in the list;
+      every run of j ends at least F(j) = H(j) + d(j) (its later runs start after its
+      first on its lane), so H(t) >= the least such F(j), per node read; the first
+      instruction of a lane is the first run of one of its tasks: fill = min H;
+    - drain D(t), a floor on the total after t's last run ends: a task u reading t's
+      node runs next (its first run after that one, with no other task of t's node run
+      in between) on t's last result, so it and its k later runs end at least k * d(u)
+      after it, and the total comes at least D(u) after u's last run:
+      D(t) >= max(k * d(u) + D(u)); the last instruction of a lane is the last run of
+      one of its tasks: drain = min D;
+    - the DDR channel (all classes together): while instruction i streams, it advances
+      at `rate` = min(lsu, ddr bandwidth / chip) / share full-share cycles per cycle,
+      `chip` the sum of `streams` over the instructions streaming then (`_event_run`),
+      so the sum over them of streams * the cycles left falls by chip * rate <= ddr
+      bandwidth / share per cycle: streaming everything takes at least
+      share / ddr bandwidth * the sum over all runs of streams * ddr cycles. That time
+      lies after the first stream starts (at least the least fill + fixed part of a
+      streaming task: a run's stream follows its fixed part) and before the last ends
+      (the last run of its task: a task's runs stream in order on its lane), which
+      the least drain of a streaming task follows.
+    The run steps are `simulate_tile`'s own (`_steps_in_class`). The bound is the largest
+    fill + work + drain, or the DDR channel's, rounded down after taking off the
+    simulation's tolerance (a stream ends within 1e-6 of its bytes) and float rounding.
+    When `estimate`
+    extrapolates (total = t2 + more * (t2 - t1)) nothing bounds it from below short of
+    simulating: the bound is 0 (tests/unit/slicing check the bound against the estimate
+    on every candidate of the bundled examples and on ResNet-50's groups)."""
     steps = schedule.steps
     unit, short = _repeating_unit(ts, schedule)
     if (short + 1) * unit < steps:
         return 0
+    order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))  # simulate_tile's
+    reads = [set() if t.delivers else  # it needs its load's read in its source class only
+             {r.node for r in spec.nodes[t.node].inputs if not r.is_input}
+             | ({t.node} if t.lane == "noc" else set()) for t in order]
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    bound = 0
-    for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),)):
-        work: dict[str, float] = {}
-        runs_total = 0
-        at = dict(tc.runs)
-        own = _class_costs(schedule, c)
-        for t in ts:
-            if not _runs_on(t, tc):
+    parts = [_class_bound(order, reads, schedule, c, tc, lsu, ddr, share)
+             for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),))]
+    best = max(p.lanes for p in parts)
+    streamed = sum(p.streamed for p in parts)
+    if streamed:
+        best = max(best, min(p.stream_fill for p in parts) + streamed * share / ddr
+                   + min(p.stream_drain for p in parts))
+    return math.floor(best * (1 - 1e-9) - 1e-5 * sum(p.runs for p in parts))
+
+
+@dataclass(frozen=True)
+class _ClassFloor:
+    """A tile class's part of `estimate_lower_bound`: its largest fill + work + drain
+    over its lanes; its instructions' `streamed` full-share cycles times the tiles
+    streaming like each; the least fill + fixed part before one of its streams starts,
+    the least drain after one ends (inf: it streams nothing); its instructions."""
+
+    lanes: float
+    streamed: float
+    stream_fill: float
+    stream_drain: float
+    runs: int
+
+
+def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: float
+                 ) -> _ClassFloor:
+    """`_ClassFloor` of tile class `c` (`tc`)."""
+    steps = schedule.steps
+    own = _class_costs(schedule, c)
+    at = dict(tc.runs)
+    run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
+    least: dict[int, float] = {}  # d(t)
+    work: dict[str, float] = {}
+    streaming: dict[int, float] = {}  # a streaming task -> its fixed part
+    chip = 0.0
+    for i, t in enumerate(order):
+        if not _runs_on(t, tc):
+            continue
+        run_steps = _steps_in_class(t, at.get(t.node), schedule, steps)
+        if not run_steps:
+            continue
+        run[i] = run_steps
+        fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
+        took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
+        fixed = took - streamed if streamed else took
+        one = fixed + streamed / fastest
+        least[i] = 0.0 if t.delivers else one
+        work[t.lane] = work.get(t.lane, 0.0) + len(run_steps) * one
+        if streamed > 0:
+            streaming[i] = fixed
+            chip += len(run_steps) * _streams(t, schedule, tc) * streamed
+    if not run:
+        return _ClassFloor(0.0, 0.0, math.inf, math.inf, 0)
+    by_node: dict[int, list[int]] = {}
+    readers: dict[int, list[int]] = {}
+    for i in run:
+        by_node.setdefault(order[i].node, []).append(i)
+        for p in reads[i]:
+            readers.setdefault(p, []).append(i)
+    fill: dict[int, float] = {}
+    for i, steps_i in run.items():  # in list order: a node's readers come after it
+        h = 0.0
+        if not order[i].delivers:
+            first = (steps_i[0], i)
+            for p in reads[i]:
+                earlier = [fill[j] + least[j] for j in by_node.get(p, ())
+                           if j < i and (run[j][0], j) < first]
+                if earlier:
+                    h = max(h, min(earlier))
+        fill[i] = h
+    drain: dict[int, float] = {}
+    for i in reversed(run):
+        node = order[i].node
+        last = (run[i][-1], i)
+        others = [_runs_after(run[j], j, last)[1] for j in by_node[node] if j != i]
+        d = 0.0
+        for u in readers.get(node, ()):
+            if u <= i:
                 continue
-            runs = steps // max(1, steps // max(1, t.count)) if t.node not in at \
-                else run_count(at[t.node], steps)
-            fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
-            took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
-            fixed = took - streamed if streamed else took
-            work[t.lane] = work.get(t.lane, 0.0) + runs * (fixed + streamed / fastest)
-            runs_total += runs
-        busiest = max(work.values(), default=0.0)
-        bound = max(bound, math.floor(busiest * (1 - 1e-9) - 1e-5 * runs_total))
-    return bound
+            k, nxt = _runs_after(run[u], u, last)
+            if k and not any(o < nxt for o in others if o[1] != u):
+                d = max(d, k * least[u] + drain[u])  # else another task of the node ran
+        drain[i] = d                               # in between: u reads that one
+    best = 0.0
+    for lane, total in work.items():
+        on = [i for i in run if order[i].lane == lane]
+        start = 0.0 if any(order[i].delivers for i in on) else min(fill[i] for i in on)
+        best = max(best, start + total + min(drain[i] for i in on))
+    return _ClassFloor(best, chip, min((fill[i] + f for i, f in streaming.items()),
+                                       default=math.inf),
+                       min((drain[i] for i in streaming), default=math.inf),
+                       sum(len(s) for s in run.values()))
+
+
+def _runs_after(run_steps: list[int], i: int, position: tuple[int, int]
+                ) -> tuple[int, tuple[float, int]]:
+    """(how many runs of the task at `i` in the list order, at `run_steps`, come after
+    the instruction at `position` (step, task position), the position of the first of
+    them: (inf, i) when none)."""
+    cut = bisect_right(run_steps, position[0]) if i < position[1] else bisect_left(
+        run_steps, position[0])
+    return len(run_steps) - cut, (run_steps[cut] if cut < len(run_steps) else math.inf, i)
 
 
 def _class_costs(schedule: Schedule, c: int) -> dict[tuple[int, str], tuple[int, int]]:
@@ -944,6 +1117,15 @@ def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[in
     return at
 
 
+def _steps_in_class(t: Task, steps_at: RunSteps | None, schedule: Schedule, count: int
+                    ) -> list[int]:
+    """The steps of the first `count` at which a tile class runs task `t`: its own
+    `steps_at` (`TileClass.runs`) or, None, by the task's count (`_run_steps`)."""
+    if steps_at is not None:
+        return [s for s in range(count) if runs_at(steps_at, s)]
+    return _run_steps(t, schedule.steps, schedule.late, count)
+
+
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
                   count: int) -> tuple[float, dict[str, float]]:
     """The finish time and the busy time per lane (the busiest tile class's) of the
@@ -973,16 +1155,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
     for t in order:
         runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node)
-        by_count = None
         for entry in runner.classes:
-            steps_at = entry[-1]
-            if steps_at is not None:  # the class runs the task at steps of its own
-                run_steps = [s for s in range(count) if runs_at(steps_at, s)]
-            else:
-                if by_count is None:
-                    by_count = _run_steps(t, schedule.steps, schedule.late, count)
-                run_steps = by_count
-            for step in run_steps:
+            for step in _steps_in_class(t, entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _) in at_step[step]:
@@ -1376,7 +1550,7 @@ class Evaluator:
     node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
     their stages); a candidate offered again gets its first answer; candidates with the
     same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
-    share one estimate (`estimates`)."""
+    share one estimate (`estimates`) and one lower bound (`floors`)."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config):
         self.spec, self.config = spec, config
@@ -1388,6 +1562,8 @@ class Evaluator:
         """(tasks, schedule) -> `estimate` of them: a pure function of its arguments,
         and a dict, not the evaluator, so that a Pending's estimate holds no reference
         back to the cache that holds the Pending."""
+        self.floors: dict = {}
+        """(tasks, schedule) -> `estimate_lower_bound` of them (as `estimates`)."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1487,16 +1663,19 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
     estimates = shared.estimates
 
+    key = (tuple(ts), schedule)
+    floor = shared.floors.get(key)
+    if floor is None:
+        floor = shared.floors[key] = estimate_lower_bound(spec, ts, schedule, config)
+
     def finish() -> Plan:
-        key = (tuple(ts), schedule)
         if key not in estimates:
             estimates[key] = estimate(spec, ts, schedule, config)
         total, busy = estimates[key]
         return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
                      group_bound_cycles, total, busy)
 
-    return Pending(cand, split.tiles, placed.peak if placed else bound,
-                   estimate_lower_bound(ts, schedule, config), finish)
+    return Pending(cand, split.tiles, placed.peak if placed else bound, floor, finish)
 
 
 def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,

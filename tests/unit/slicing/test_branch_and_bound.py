@@ -1,23 +1,31 @@
 """The search's branch and bound: a candidate's estimate runs only when it could win.
 
 `estimate_lower_bound` must never exceed the estimate (else the search could skip the
-best plan), the lazy order `by_cycles` must equal a stable sort by cycles, and the search
-must choose the same plan as one that estimates every candidate.
+best plan): on the test chains' spaces, on every candidate the search evaluates on the
+bundled examples and on groups of ResNet-50 (when /work/models has it); the lazy order
+`by_cycles` must equal a stable sort by cycles, and the search must choose the same plan
+as one that estimates every candidate.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from examples.make_models import MODELS
 from tests.unit.slicing.helpers import single, the_group
 from tests.unit.slicing.test_plans import CHAINS, SMALL, random_candidate
+from tx8c.dialect import make_context
 from tx8c.dialect.ops.conv_gemm import GemmOp
+from tx8c.frontend.onnx.importer import import_onnx
+from tx8c.pipeline import CompileOptions, build_pipeline
 from tx8c.slicing import evaluate as evaluate_module
 from tx8c.slicing import search as search_module
 from tx8c.slicing.evaluate import Evaluator, Rejected
@@ -30,6 +38,7 @@ from tx8c.slicing.search import (
     search,
 )
 from tx8c.target.config import DEFAULT_CONFIG
+from tx8c.transforms.slice.group_cost import groups_to_slice
 
 
 def _spec(name: str, seed: int):
@@ -65,6 +74,73 @@ def test_the_bound_never_exceeds_the_estimate_on_random_candidates(name, seed):
         except Rejected:
             continue
         assert pending.lower_bound <= pending.cycles
+
+
+def _grouped_specs(model) -> list:
+    """The distinct groups of `model` after the pipeline's grouping stage."""
+    module = import_onnx(model).module
+    ctx = make_context()
+    for p in build_pipeline(CompileOptions()):
+        if p.name == "group-cost":
+            break
+        p.apply(ctx, module)
+    specs = {}
+    for group in groups_to_slice(module):
+        spec = group_spec(group)
+        specs.setdefault(spec.key, spec)
+    return list(specs.values())
+
+
+def _searched_pendings(specs, monkeypatch) -> list:
+    """Every candidate the default search evaluates on `specs` (its memo cleared)."""
+    seen = []
+
+    def recording(spec, config):
+        evaluator = Evaluator(spec, config)
+        own = evaluator.pending
+
+        def pending(cand, allocate_spm=True):
+            found = own(cand, allocate_spm)
+            seen.append(found)
+            return found
+
+        evaluator.pending = pending
+        return evaluator
+
+    monkeypatch.setattr(search_module, "Evaluator", recording)
+    search_module._searched.cache_clear()
+    for spec in specs:
+        try:
+            search(spec, DEFAULT_CONFIG)
+        except NoPlan:
+            pass
+    search_module._searched.cache_clear()
+    return seen
+
+
+def _check_bounds(pendings) -> None:
+    bounded = 0
+    for pending in pendings:
+        assert pending.lower_bound <= pending.cycles, pending.candidate
+        bounded += pending.lower_bound > 0
+    assert bounded > len(pendings) // 2  # the bound is not vacuous
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_bound_never_exceeds_the_estimate_on_the_bundled_examples(name, monkeypatch):
+    _check_bounds(_searched_pendings(_grouped_specs(MODELS[name]()), monkeypatch))
+
+
+RESNET50 = Path(os.environ.get("TX8C_MODELS", "/work/models")) / "resnet50.onnx"
+
+
+@pytest.mark.skipif(not RESNET50.is_file(), reason=f"{RESNET50} not exported")
+def test_the_bound_never_exceeds_the_estimate_on_resnet50_groups(monkeypatch):
+    """Every fourth distinct group of ResNet-50 (the stem, blocks of the four stages)."""
+    import onnx
+
+    specs = _grouped_specs(onnx.load(RESNET50))[::4]
+    _check_bounds(_searched_pendings(specs, monkeypatch))
 
 
 @dataclass
