@@ -83,9 +83,6 @@ class Residency:
     values: tuple[ResidentValue, ...]
     reserve: tuple[int, ...]
 
-    def value(self, name: str) -> ResidentValue | None:
-        return next((v for v in self.values if v.name == name), None)
-
     @property
     def names(self) -> frozenset[str]:
         return frozenset(v.name for v in self.values)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp
 
 from tx8c.analysis.ddr_tensors import ddr_tensors, main_body, read_placement
-from tx8c.analysis.spm_resident import Residency, read_residency
+from tx8c.analysis.spm_resident import Residency, ResidentValue, read_residency
 from tx8c.codegen.program import (
     DdrRef,
     DdrTensor,
@@ -112,7 +112,9 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
         container = module_container(module)
     found = ddr_tensors(module, config)
     residency = read_residency(module)
-    tensors = [_tensor(v, placement, residency, config) for v in found.values]
+    resident = {v.name: v for v in residency.values} if residency is not None else {}
+    tensors = [_tensor(v, placement, resident.get(v.name), residency, config)
+               for v in found.values]
     for name, (root, value) in found.aliases.items():
         shape, layout = tuple(shape_of(value)), stored_layout(value)
         dtype = value.type.get_element_type()
@@ -143,9 +145,10 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     )
 
 
-def _tensor(value, placement, residency: Residency | None, config: TX8Config) -> DdrTensor:
-    """The DdrTensor of a variable: at its DDR offset, or in pages in the tiles' SPM."""
-    resident = residency.value(value.name) if residency is not None else None
+def _tensor(value, placement, resident: ResidentValue | None, residency: Residency | None,
+            config: TX8Config) -> DdrTensor:
+    """The DdrTensor of a variable: at its DDR offset, or (`resident`, one of
+    `residency`'s values) in pages in the tiles' SPM."""
     if resident is None:
         return DdrTensor(value.name, placement.offsets[value.name], value.shape, value.dtype,
                          value.layout, value.size, value.kind)

@@ -69,10 +69,9 @@ class SpmResidentPass(ModulePass):
                 if g.attr("group_tag") == GroupOp.IN_DDR or not _loaded(g, k):
                     direct.add(name)
                 loads[name] = loads.get(name, 0) + 1
-        aliased = {root for root, _ in found.aliases.values()}
+        excluded = direct | {root for root, _ in found.aliases.values()}
         candidates = [Candidate(v.name, v.size, v.live, loads.get(v.name, 0))
-                      for v in found.values
-                      if v.kind == "value" and v.name not in aliased | direct]
+                      for v in found.values if v.kind == "value" and v.name not in excluded]
         residency = choose(candidates, found.epochs, self.budget, self.page,
                            config.tiles_per_chip)
         write_residency(op, residency)
