@@ -11,6 +11,7 @@ A second table gives the cost model's cycles for representative slices.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -67,11 +68,16 @@ def slice_table() -> None:
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*",
+                        help="ONNX files or directories of them (default: the bundled "
+                             "examples and every model in /work/models)")
+    args = parser.parse_args(argv)
     head = (f"{'model':<20} {'GFLOP':>9} {'weights MB':>10} {'io MB':>7} {'compute us':>10} "
             f"{'memory us':>10} {'bound us':>9} {'bound':>8}")
     print(head)
     print("-" * len(head))
-    for name, source in models_to_run(argv):
+    for name, source in models_to_run(args.models):
         r = roofline_of(source)
         gflop = sum(n for _, n in r.flops) / 1e9
         print(
