@@ -24,7 +24,6 @@ from tests.random_graphs import dag_steps
 from tx8c.cli.main import main
 from tx8c.codegen.lower import lower_module
 from tx8c.const_container import module_container
-from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.frontend.onnx.loader import prepare
 from tx8c.frontend.onnx.runtime import random_inputs as onnx_inputs
@@ -77,24 +76,26 @@ def test_regroup_of_a_multi_result_group_equals_the_reference() -> None:
     assert_compiled_equals_reference(SPLIT_PIECE_STORED, CompileOptions(regroup=3))
 
 
-REGROUP_BUGS = {
-    "missing_barrier": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0),
-                        ("conv", 0, 0), ("conv", 13, 20), ("conv", 10, 16),
-                        ("conv1x1", 13, 10), ("relu", 17, 3), ("flatten", 11, 15)],
-    "halo_window": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0), ("conv", 0, 0),
-                    ("conv", 13, 20), ("reshape_back", 0, 16), ("conv", 13, 0),
-                    ("conv", 0, 0)],
+REGROUP_FOUND = {
+    "side_store_rows_dropped": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0),
+                                ("conv", 0, 0), ("conv", 13, 20), ("conv", 10, 16),
+                                ("conv1x1", 13, 10), ("relu", 17, 3), ("flatten", 11, 15)],
+    "unreached_reader_of_a_load": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0),
+                                   ("conv", 0, 0), ("conv", 13, 20), ("reshape_back", 0, 16),
+                                   ("conv", 13, 0), ("conv", 0, 0)],
 }
-"""Two graphs the property test below found (2026-11-24), not fixed yet: regroup-by-cost
-(off by default) merges groups so that group 5 reads g2.0 before any barrier follows its
-store (cmodel v2: "read before it was stored"), and a Conv reads rows [0:6] of a buffer
-that holds rows [1:5] (LoweringError). Strict: fixing either makes its case pass."""
+"""Two graphs the property test below found (2026-11-24). In the first, regroup merged a
+Conv whose result leaves the group with a Slice+Pad of it: the Pad drove the slicing and
+its slices never computed the Conv's first and last rows, so the next group read rows
+of g2.0 nothing had stored (cmodel v2: "read before it was stored"); such a group now
+runs whole (`propagate.stores_whole`). In the second, a load read by a Slice (the
+anchor's path) and by a Conv the anchor does not reach held only the Slice's rows
+(LoweringError); the whole sweep now asks for the hull."""
 
 
-@pytest.mark.xfail(strict=True, raises=Tx8Error, reason="known regroup-by-cost bugs")
-@pytest.mark.parametrize("name", sorted(REGROUP_BUGS))
-def test_known_regroup_bugs(name: str) -> None:
-    assert_compiled_equals_reference(REGROUP_BUGS[name], CompileOptions(regroup=3))
+@pytest.mark.parametrize("name", sorted(REGROUP_FOUND))
+def test_graphs_the_property_test_found(name: str) -> None:
+    assert_compiled_equals_reference(REGROUP_FOUND[name], CompileOptions(regroup=3))
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

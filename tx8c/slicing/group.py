@@ -19,8 +19,10 @@ What the search assumes of a group (group-ldst, issue 10, establishes it):
 - the producer of the largest output drives the slicing (the anchor; the seed cuts its
   "storeOp outShape", the same dims). Every node must lie upstream of it, or be a store of a value
   computed on the way (an intermediate that leaves the group, another piece of a Split
-  that is the anchor), for the group to be cut; a group with another sink (a store of
-  a Split's piece that no upstream node reads) can only run whole (`sliceable` False).
+  that is the anchor), and the anchor's whole window must make every store write its
+  whole value, for the group to be cut; a group with another sink (a store of a Split's
+  piece that no upstream node reads, or of a Conv whose rows a Slice on the way to the
+  anchor drops) can only run whole (`sliceable` False).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tx8c.dialect.types import short_name
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Slicer, cached_field
 from tx8c.ir_utils import stored_layout
+from tx8c.slicing.propagate import stores_whole
 
 
 class ValueRef(NamedTuple):
@@ -201,8 +204,14 @@ def assemble_spec(nodes, inputs: tuple[Stored, ...], outputs: tuple[ValueRef, ..
                   ) -> GroupSpec:
     """A GroupSpec of `nodes` (topologically ordered, numbered by position) with its
     anchor found (also how regroup-by-cost makes the spec of merged groups)."""
-    anchor, sliceable = _anchor(list(nodes), outputs)
-    return GroupSpec(tuple(nodes), inputs, outputs, anchor, sliceable)
+    nodes = tuple(nodes)
+    choices = _anchor_choices(nodes)
+    for producer in choices:
+        spec = GroupSpec(nodes, inputs, outputs, producer, True)
+        if _covers(nodes, producer) and stores_whole(spec):
+            return spec
+    fallback = choices[0] if choices else len(nodes) - 1
+    return GroupSpec(nodes, inputs, outputs, fallback, False)
 
 
 def _constants_left_in_ddr(body, attrs, number) -> set[int]:
@@ -219,26 +228,24 @@ def _constants_left_in_ddr(body, attrs, number) -> set[int]:
             and readers.get(i) and not any(readers[i])}
 
 
-def _anchor(nodes: list[Node], outputs) -> tuple[int, bool]:
-    """The node whose slices drive the group, and whether the group can be cut.
+def _anchor_choices(nodes) -> list[int]:
+    """The nodes that may drive the group, best first: the producers of stored values (a
+    store of a group input stands for itself) in order of the size of what they store;
+    none when nothing is stored (the last node drives the group, whole).
 
-    Tried in order of the size of what they store, the producers of stored values (a
-    store of a group input stands for itself): the first one that every node lies
-    upstream of, or whose store reads a value computed on the way to it, drives the
-    group. When none does, the largest drives it and the group runs whole."""
+    The first whose slices cover the group drives it (`assemble_spec`): every node lies
+    upstream of it or stores a value computed on the way (`_covers`), and its whole window
+    makes every store write its whole value (`propagate.stores_whole`: not so when a
+    Slice on the way drops rows of a stored value). When none does, the first drives it
+    and the group runs whole."""
     stores = [n for n in nodes if n.kind == "store"]
-    if not stores:
-        return (len(nodes) - 1 if nodes else -1), False
     ranked = sorted(stores, key=lambda n: (-_volume(n.results[0].shape), n.index))
     producers = []
     for store in ranked:
         producer = store.index if store.inputs[0].is_input else store.inputs[0].node
         if producer not in producers:
             producers.append(producer)
-    for producer in producers:
-        if _covers(nodes, producer):
-            return producer, True
-    return producers[0], False
+    return producers
 
 
 def _covers(nodes: list[Node], anchor: int) -> bool:

@@ -13,9 +13,12 @@ only on whole channel blocks (seed 003's alignCx).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tx8c.interfaces.sharding import Window
-from tx8c.slicing.group import GroupSpec, ValueRef
+
+if TYPE_CHECKING:  # group.py asks stores_whole when it picks a group's anchor
+    from tx8c.slicing.group import GroupSpec, ValueRef
 
 
 class Infeasible(Exception):
@@ -58,7 +61,7 @@ def _window_shapes(spec: GroupSpec, windows: Windows) -> WindowShapes:
         if loop is not None:
             for r, out in enumerate(node.slicer.result_windows(loop)):
                 if out is not None:
-                    results[ValueRef(node.index, r)] = out.shape
+                    results[spec.result_refs[node.index][r]] = out.shape
     return WindowShapes(
         tuple(None if loop is None else loop.shape for loop in windows.loops), results,
         {ref: window.shape for ref, window in windows.values.items()})
@@ -95,27 +98,43 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
               ) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
     `reduce[node]` is the window of that node's reduction dims (whole by default)."""
-    windows = _sweep(spec, anchor, reduce or {}, frozenset())
-    if anchor == Window.whole(spec.anchor_shape):
-        starved = _starved_stores(spec, windows.loops)
-        if starved:  # a store of a piece nothing else asks for: ask for it, sweep again
-            windows = _sweep(spec, anchor, reduce or {}, starved)
-    return windows
+    reduce = reduce or {}
+    windows = _sweep(spec, anchor, reduce, frozenset())
+    if anchor != Window.whole(spec.anchor_shape):
+        return windows
+    short = partial_stores(spec, windows.loops)
+    if any(w != _whole_reduction(spec, node) for node, w in reduce.items()):
+        # The anchor is whole but a reduction is cut: a store that sees only its piece
+        # of the reduction is right to (or the cut is rejected); only a store that
+        # writes nothing at all runs whole (a Split's other piece, the value of a node
+        # the anchor does not reach).
+        short = frozenset(i for i in short if windows.loops[i] is None)
+    # An unsliced slice computes everything: a store that the sweep leaves short (the
+    # value of a node the anchor does not reach, another piece of a Split nothing else
+    # asks for, rows of a Conv a Slice on the anchor's path drops) asks for its whole
+    # value. Sweep again with them whole, so that their producers make the hull of what
+    # every reader needs.
+    return _sweep(spec, anchor, reduce, short) if short else windows
 
 
-def _starved_stores(spec: GroupSpec, loops) -> frozenset[int]:
-    """The stores whose value its producer's window does not produce (another piece of
-    a Split whose readers ask only for the first)."""
-    starved = set()
-    for node in spec.nodes:
-        ref = node.inputs[0] if node.kind == "store" else None
-        if ref is None or ref.is_input:
-            continue
-        window = loops[ref.node]
-        if window is None or spec.nodes[ref.node].slicer.result_windows(window)[
-                ref.index] is None:
-            starved.add(node.index)
-    return frozenset(starved)
+def _whole_reduction(spec: GroupSpec, node: int) -> Window:
+    slicer = spec.nodes[node].slicer
+    return Window.whole(slicer.loop_shape[slicer.num_outputs:])
+
+
+def stores_whole(spec: GroupSpec) -> bool:
+    """Whether the anchor's whole window alone makes every store of the group write its
+    whole value (what lets the search cut the group by the anchor's slices)."""
+    windows = _sweep(spec, Window.whole(spec.anchor_shape), {}, frozenset())
+    return not partial_stores(spec, windows.loops)
+
+
+def partial_stores(spec: GroupSpec, loops) -> frozenset[int]:
+    """The stores whose loop window in `loops` is not their whole value (None: they
+    write nothing)."""
+    return frozenset(
+        node.index for node in spec.nodes
+        if node.kind == "store" and loops[node.index] != Window.whole(node.slicer.loop_shape))
 
 
 def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
@@ -142,21 +161,7 @@ def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
             held = needed.get(ref)
             needed[ref] = operand if held is None else held.hull(operand)
     _side_stores(spec, loops, needed)
-    if anchor == Window.whole(spec.anchor_shape):
-        _whole_rest(spec, loops, needed)
     return Windows(tuple(loops), needed)
-
-
-def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
-    """An unsliced slice computes everything: a node the anchor does not reach (a group
-    that cannot be cut) runs on its whole loop space."""
-    for node in spec.nodes:
-        if loops[node.index] is None:
-            window = Window.whole(node.slicer.loop_shape)
-            loops[node.index] = window
-            for ref, operand in zip(node.inputs, node.slicer.back_window(window),
-                                    strict=True):
-                needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
 
 
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:

@@ -16,13 +16,15 @@ from tests.unit.slicing.helpers import grouped, single, the_group
 from tx8c.analysis.interval_alloc import Allocation, check_placement
 from tx8c.dialect.ops.conv_gemm import ConvOp, GemmOp
 from tx8c.dialect.ops.elementwise import AddOp, ReluOp
-from tx8c.dialect.ops.movement import SplitOp
+from tx8c.dialect.ops.movement import PadOp, SliceOp, SplitOp
 from tx8c.dialect.ops.norm import BatchNormInferenceOp, LayerNormOp
+from tx8c.interfaces.sharding import Window
 from tx8c.sim.plan_run import run_group
 from tx8c.sim.reference import run_reference
 from tx8c.slicing.evaluate import Rejected, evaluate, live_buffers
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.plan import Candidate, ReduceCut
+from tx8c.slicing.propagate import propagate
 from tx8c.slicing.search import NoPlan, search
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 
@@ -175,6 +177,24 @@ def _chain_split_relu_stored_piece(rng):
     return grouped(build, [x]), [x]
 
 
+def _chain_slice_pad_and_conv_of_one_load(rng):
+    """One loaded value read by a Slice (rows 1 to h-1, edge-padded back) and by a Conv
+    with a halo, both stored (what regroup-by-cost made of two groups): neither output
+    lies upstream of the other, so the group runs whole, driven by the Pad's store; the
+    Conv, which that store does not reach, still reads every row of the load."""
+    c, h = int(rng.integers(1, 6)), int(rng.integers(3, 10))
+    x = rng.standard_normal((1, c, h, 6)).astype(np.float32)
+    w = rng.standard_normal((c, c, 3, 3)).astype(np.float32)
+
+    def build(v):
+        piece = SliceOp.make([v[0]], starts=[1], ends=[h - 1], axes=[2])
+        pad = PadOp.make([piece.results[0]], pads=[0, 0, 1, 0, 0, 0, 1, 0], mode="edge")
+        conv = ConvOp.make([v[0], v[1]], pads=[1, 1, 1, 1])
+        return [piece, pad, conv], [pad.results[0], conv.results[0]]
+
+    return grouped(build, [x, w]), [x, w]
+
+
 CHAINS = {"gemm_bias_relu": _chain_gemm_bias_relu, "layernorm_gemm": _chain_layernorm_gemm,
           "layernorm_stored_gemm": _chain_layernorm_stored_gemm,
           "conv_relu_conv": _chain_conv_relu_conv,
@@ -306,3 +326,38 @@ def test_a_side_store_is_not_written_by_every_tile():
         evaluate(spec, Candidate(columns, (1,) * rank, None, False), DEFAULT_CONFIG)
     rows = tuple(2 if d == rank - 2 else 1 for d in range(rank))
     evaluate(spec, Candidate(rows, (1,) * rank, None, False), DEFAULT_CONFIG)
+
+
+def test_a_group_whose_anchor_reads_part_of_a_stored_value_runs_whole():
+    """The Conv's result is stored and read by a Slice on the way to the Pad: no output
+    drives the group (the Pad's slices never compute the Conv's first and last rows),
+    so it runs whole, and the whole plan computes both outputs."""
+    rng = np.random.default_rng(5)
+    c, h = 3, 7
+    x = rng.standard_normal((1, c, h, 6)).astype(np.float32)
+    w = rng.standard_normal((c, c, 3, 3)).astype(np.float32)
+
+    def build(v):
+        conv = ConvOp.make([v[0], v[1]], pads=[1, 1, 1, 1])
+        piece = SliceOp.make([conv.results[0]], starts=[1], ends=[h - 1], axes=[2])
+        pad = PadOp.make([piece.results[0]], pads=[0, 0, 1, 0, 0, 0, 1, 0], mode="edge")
+        return [conv, piece, pad], [conv.results[0], pad.results[0]]
+
+    module = grouped(build, [x, w])
+    spec = group_spec(the_group(module))
+    assert not spec.sliceable
+    assert check_plan(module, [x, w], Candidate((1,) * 4, (1,) * 4), SMALL)
+
+
+def test_an_unsliced_group_produces_every_window_it_reads():
+    """Propagating the whole anchor: every node makes all its readers read of it, also
+    the readers the anchor does not reach (the Conv of the chain above read rows the load
+    made for the Slice only: the lowering found the buffer short)."""
+    module, _ = _chain_slice_pad_and_conv_of_one_load(np.random.default_rng(3))
+    spec = group_spec(the_group(module))
+    windows = propagate(spec, Window.whole(spec.anchor_shape))
+    for ref, read in windows.values.items():
+        if ref.is_input:
+            continue
+        made = spec.nodes[ref.node].slicer.result_windows(windows.loops[ref.node])[ref.index]
+        assert made is not None and made.contains(read), (spec.nodes[ref.node].label, read)
