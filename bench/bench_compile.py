@@ -9,7 +9,8 @@ what a user waits for), its CPU seconds (user + system: on a shared machine the 
 time also counts the time other processes held the cores), its peak resident memory,
 and the phases `report.json` records in `phase_seconds` (import, the pipeline's stages,
 the constants file (started: a thread writes it), lowering, the report, the IR and
-program texts, the wait for the cmodel v2 simulation (a child running beside the texts));
+program texts (the waits for the children that make them), the wait for the cmodel
+v2 simulation (a child running beside them));
 `to consts` is the time to
 the end of the constants stage (import .. constants: where the pipeline ended when
 issue 9 set its target), `rest` what no phase counts (interpreter start, imports of

@@ -123,6 +123,24 @@ def test_constant_from_array_keeps_value_and_type(value: np.ndarray) -> None:
     np.testing.assert_array_equal(got, value)
 
 
+def test_constant_from_an_onnx_initializer_keeps_its_raw_bytes() -> None:
+    """An initializer's array (a view of its raw data) is stored without a copy; any
+    other view (a slice, a transpose, an offset) is stored as its own bytes."""
+    weights = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    raw = numpy_helper.from_array(weights, "w").raw_data
+    array = numpy_helper.to_array(numpy_helper.from_array(weights, "w"))
+    op = be.ConstantOp.from_array(array)
+    assert op.value.data.data == weights.tobytes()
+    view = np.frombuffer(raw, np.float32).reshape(2, 3, 4)
+    assert be.ConstantOp.from_array(view).value.data.data is raw  # shared, not copied
+    for part in (view[1], view[:, 1:], view.transpose(2, 0, 1), view.reshape(-1)[4:]):
+        op = be.ConstantOp.from_array(part)
+        op.verify()
+        assert op.value.data.data == np.ascontiguousarray(part).tobytes()
+        (got,) = op.compute()
+        np.testing.assert_array_equal(got, part)
+
+
 # --------------------------------------------------------------------------------------
 # LoadConst: the value comes from the constant container
 # --------------------------------------------------------------------------------------

@@ -99,6 +99,21 @@ def _verify_has_numpy_type(op: Tx8beOp, t: Attribute, what: str) -> None:
 # --------------------------------------------------------------------------------------
 
 
+def _bytes_of(array: np.ndarray) -> bytes:
+    """`array.tobytes()`, without copying when the array is a whole `bytes` object
+    viewed as it is: an ONNX initializer's raw data (`numpy_helper.to_array` is a
+    `frombuffer` of it), BERT-base's 340 MB of weights, which would otherwise be
+    copied once more on import. The bytes are the same: a C-contiguous array's
+    `tobytes` is its memory from its first element."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if (isinstance(base, bytes) and len(base) == array.nbytes and array.flags.c_contiguous
+            and array.nbytes and array.ctypes.data == np.frombuffer(base, np.uint8).ctypes.data):
+        return base
+    return array.tobytes()
+
+
 @tx8be_op
 class ConstantOp(Tx8beOp):
     """A tensor constant: `value` (a dense elements attribute) is the result.
@@ -116,7 +131,7 @@ class ConstantOp(Tx8beOp):
     def from_array(cls, array: np.ndarray, **attrs: Any) -> ConstantOp:
         """A Constant holding `array` (its dtype must have a tx8be element type)."""
         array = np.asarray(array, order="C")  # unlike ascontiguousarray, keeps 0-d arrays
-        value = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(array.tobytes()))
+        value = DenseIntOrFPElementsAttr(tensor_of(array), BytesAttr(_bytes_of(array)))
         return cls.make([], value=value, **attrs)
 
     def verify_op(self) -> None:
