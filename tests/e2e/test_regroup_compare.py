@@ -77,18 +77,26 @@ def test_regroup_of_a_multi_result_group_equals_the_reference() -> None:
     assert_compiled_equals_reference(SPLIT_PIECE_STORED, CompileOptions(regroup=3))
 
 
+HALO_WINDOW = [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0), ("conv", 0, 0),
+               ("conv", 13, 20), ("reshape_back", 0, 16), ("conv", 13, 0), ("conv", 0, 0)]
+"""A graph the property test below found (2026-11-24): regroup-by-cost merged groups
+into one that cannot be cut, and a Conv of it read rows [0:6] of a buffer that held rows
+[1:5] (LoweringError): a node the anchor does not reach ran whole without asking its
+producers for what it reads (`propagate` now does)."""
+
+
+def test_regroup_of_a_group_run_whole_equals_the_reference() -> None:
+    assert_compiled_equals_reference(HALO_WINDOW, CompileOptions(regroup=3))
+
+
 REGROUP_BUGS = {
     "missing_barrier": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0),
                         ("conv", 0, 0), ("conv", 13, 20), ("conv", 10, 16),
                         ("conv1x1", 13, 10), ("relu", 17, 3), ("flatten", 11, 15)],
-    "halo_window": [("conv", 0, 18), ("slice_pad", 3, 16), ("conv", 13, 0), ("conv", 0, 0),
-                    ("conv", 13, 20), ("reshape_back", 0, 16), ("conv", 13, 0),
-                    ("conv", 0, 0)],
 }
-"""Two graphs the property test below found (2026-11-24), not fixed yet: regroup-by-cost
+"""A graph the property test below found (2026-11-24), not fixed yet: regroup-by-cost
 (off by default) merges groups so that group 5 reads g2.0 before any barrier follows its
-store (cmodel v2: "read before it was stored"), and a Conv reads rows [0:6] of a buffer
-that holds rows [1:5] (LoweringError). Strict: fixing either makes its case pass."""
+store (cmodel v2: "read before it was stored"). Strict: fixing it makes its case pass."""
 
 
 @pytest.mark.xfail(strict=True, raises=Tx8Error, reason="known regroup-by-cost bugs")

@@ -94,12 +94,21 @@ def _larger(old: tuple[int, ...] | None, shape: tuple[int, ...]) -> tuple[int, .
 def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None = None
               ) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
-    `reduce[node]` is the window of that node's reduction dims (whole by default)."""
-    windows = _sweep(spec, anchor, reduce or {}, frozenset())
+    `reduce[node]` is the window of that node's reduction dims (whole by default).
+
+    The anchor's whole window (an unsliced run, the only one of a group that cannot be
+    cut) guarantees that every node's producers compute all it reads: a store of a piece
+    nothing else asks for, and a node the anchor does not reach (which runs whole: a
+    Relu of another piece of a Split than the anchor's), ask their producers for it in
+    a further sweep, until no sweep finds more to ask."""
+    windows, rest = _sweep(spec, anchor, reduce or {}, frozenset())
     if anchor == Window.whole(spec.anchor_shape):
-        starved = _starved_stores(spec, windows.loops)
-        if starved:  # a store of a piece nothing else asks for: ask for it, sweep again
-            windows = _sweep(spec, anchor, reduce or {}, starved)
+        whole: frozenset[int] = frozenset()
+        more = rest | _starved_stores(spec, windows.loops)
+        while not more <= whole:
+            whole |= more
+            windows, rest = _sweep(spec, anchor, reduce or {}, whole)
+            more = rest | _starved_stores(spec, windows.loops)
     return windows
 
 
@@ -119,9 +128,11 @@ def _starved_stores(spec: GroupSpec, loops) -> frozenset[int]:
 
 
 def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
-           ) -> Windows:
-    """One backward sweep; the nodes in `whole` run on their whole loop space (an
-    unsliced slice computes everything) and ask their producers for all they read."""
+           ) -> tuple[Windows, frozenset[int]]:
+    """One backward sweep, and the nodes it ran whole after it (`_whole_rest`: their
+    producers were not asked for what they read); the nodes in `whole` run on their
+    whole loop space (an unsliced slice computes everything) and ask their producers for
+    all they read."""
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
     for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
@@ -142,14 +153,16 @@ def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
             held = needed.get(ref)
             needed[ref] = operand if held is None else held.hull(operand)
     _side_stores(spec, loops, needed)
+    rest = frozenset()
     if anchor == Window.whole(spec.anchor_shape):
-        _whole_rest(spec, loops, needed)
-    return Windows(tuple(loops), needed)
+        rest = _whole_rest(spec, loops, needed)
+    return Windows(tuple(loops), needed), rest
 
 
-def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
+def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> frozenset[int]:
     """An unsliced slice computes everything: a node the anchor does not reach (a group
-    that cannot be cut) runs on its whole loop space."""
+    that cannot be cut) runs on its whole loop space. Returns those nodes."""
+    rest = frozenset(node.index for node in spec.nodes if loops[node.index] is None)
     for node in spec.nodes:
         if loops[node.index] is None:
             window = Window.whole(node.slicer.loop_shape)
@@ -157,6 +170,7 @@ def _whole_rest(spec: GroupSpec, loops: list, needed: dict) -> None:
             for ref, operand in zip(node.inputs, node.slicer.back_window(window),
                                     strict=True):
                 needed[ref] = operand if ref not in needed else needed[ref].hull(operand)
+    return rest
 
 
 def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
