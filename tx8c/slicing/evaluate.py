@@ -1037,8 +1037,9 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     lane's first instruction, its work over all the steps, and the drain after its last;
     the same around the chip's DDR streams (0 when `estimate` extrapolates).
 
-    Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
-    extrapolation). Each tile class runs its own instruction list on its own lanes
+    Proof, when `estimate` simulates every step (`_extrapolated` None: `simulate_tile`
+    over `longest(schedule)` steps, tile classes of different shares included up to
+    DRIFT_STEPS). Each tile class runs its own instruction list on its own lanes
     (`simulate_tile`), a lane one instruction at a time in its order (`_event_run` starts
     one only when its lane is free and every instruction it needs has ended), and a task's
     runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
@@ -1072,13 +1073,21 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
       streaming task: a run's stream follows its fixed part) and before the last ends
       (the last run of its task: a task's runs stream in order on its lane), which
       the least drain of a streaming task follows.
-    The run steps are `simulate_tile`'s own (`_steps_in_class`). The bound is the largest
-    fill + work + drain, or the DDR channel's, rounded down after taking off the
-    simulation's tolerance (a stream ends within 1e-6 of its bytes) and float rounding.
-    When `estimate`
-    extrapolates (total = t2 + more * (t2 - t1)) nothing bounds it from below short of
-    simulating: the bound is 0 (tests/unit/slicing check the bound against the estimate
-    on every candidate of the bundled examples and on ResNet-50's groups)."""
+    Nothing above depends on which steps a class runs or on what its runs cost, only
+    that the bound walks `simulate_tile`'s instruction lists: the same run steps
+    (`_steps_in_class` over the same `longest` steps: a class's own step count,
+    `TileClass.steps`, which may be fewer or more than tile 0's, and its `runs`), the
+    same tasks per class (`_runs_on`: not a node it never runs - a Split piece another
+    tile stores, a transfer of an empty window, `moving` - nor the read of a multicast
+    load it receives from whichever class `multicast_loads` made its source), and the
+    same costs (`_class_costs`: a smaller share's slices, a peer's where its own first
+    tile moves nothing of a node), in the same list order (step, then task, then
+    class). The bound is the largest fill + work + drain, or the DDR channel's, rounded
+    down after taking off the simulation's tolerance (a stream ends within 1e-6 of its
+    bytes) and float rounding. When `estimate` extrapolates (total = t2 + more * (t2 -
+    t1)) nothing bounds it from below short of simulating: the bound is 0
+    (tests/unit/slicing check the bound against the estimate on every candidate of the
+    bundled examples, on ResNet-50's groups and on shares of their own step counts)."""
     if _extrapolated(ts, schedule) is not None:
         return 0
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))  # simulate_tile's
