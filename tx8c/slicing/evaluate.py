@@ -1809,14 +1809,14 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
         if key not in estimates:
             estimates[key] = estimate(spec, ts, schedule, config)
         total, busy = estimates[key]
-        return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
-                     group_bound_cycles, total, busy)
+        return _plan(spec, cand, config, split, ts, schedule, values, buffers, placed,
+                     bound, group_bound_cycles, total, busy)
 
     return Pending(cand, split.tiles, placed.peak if placed else bound, floor, finish)
 
 
-def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,
-          total, busy) -> Plan:
+def _plan(spec, cand, config, split, ts, schedule, values, buffers, placed, bound,
+          group_bound_cycles, total, busy) -> Plan:
     offsets = dict(placed.offsets) if placed else {}
     plans = []
     for v in values:
@@ -1824,13 +1824,7 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
         plans.append(BufferPlan(v.name, v.size, len(names),
                                 tuple(offsets.get(n, -1) for n in names), v.node, v.kind,
                                 v.result))
-    ddr_bytes = sum(
-        window_bytes(split.result_shapes.get(ValueRef(t.node, 0), ()) or (0,),
-                     spec.nodes[t.node].results[0], config) * t.count
-        * (t.sources or split.tiles)
-        for t in ts if spec.nodes[t.node].kind in ("load", "store") and t.lane != "noc"
-        and not spec.nodes[t.node].resident
-    )
+    ddr_bytes = moved_ddr_bytes(spec, split, ts, schedule, config)
     return Plan(
         candidate=cand, tiles=split.tiles, steps=split.steps,
         stages=tuple(next((t.stage for t in ts if t.node == n.index), 0) for n in spec.nodes),
@@ -1843,6 +1837,35 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
         ddr_bytes=ddr_bytes,
         multicast=tuple(sorted(t.node for t in ts if t.delivers)),
     )
+
+
+def moved_ddr_bytes(spec: GroupSpec, split: Split, ts: list[Task], schedule: Schedule,
+                    config: TX8Config) -> int:
+    """The DDR bytes a plan moves, tile class by tile class, as the estimate streams
+    them: each task a class runs (`_runs_on`: not a node its tiles never move, not the
+    read of a multicast load they receive) moves the DDR transfers of its share's slice
+    (`Split.share_slices`; tile 0's for the largest share: loads, stores, a Gather's
+    rows) at each of its runs (its own steps where `TileClass.runs` says them) on each
+    of the tiles streaming it (`_streams`: after a reduction cut over tiles, the owners
+    of the shares only). A resident value moves none. Tile 0's windows times every
+    busy tile counted the smaller shares and the tiles that move nothing of a node as
+    tile 0's (up to 1.39 x what cmodel v2 moves on mobilenet_block). Still counted at
+    their largest (as the estimate times them): the last step of a share its pieces do
+    not divide evenly, and the halo rows an edge tile of a share does not read."""
+    total = 0
+    for tc in schedule.classes or (TileClass(schedule.tiles),):
+        shapes = split.share_slices[tc.share - 1] if tc.share else split.slice_shapes
+        at = dict(tc.runs)
+        for t in ts:
+            node = spec.nodes[t.node]
+            if not t.ddr or node.resident or not _runs_on(t, tc) or shapes[t.node] is None:
+                continue
+            nbytes = sum(byte_size(x.shape, x.dtype, x.layout, config)
+                         for x in node.slicer.work(shapes[t.node]).transfers if x.ddr)
+            runs = run_count(at[t.node], tc.steps or schedule.steps) if t.node in at \
+                else t.count
+            total += nbytes * runs * _streams(t, schedule, tc)
+    return total
 
 
 def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:

@@ -11,6 +11,7 @@ import pytest
 
 from tests.unit.slicing.helpers import compiled_with, single, the_group
 from tx8c.codegen.lower import group_plan
+from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.dialect.ops.elementwise import AddOp
 from tx8c.dialect.ops.movement import ConcatenateOp, SplitOp
 from tx8c.sim.cmodel_v2 import simulate
@@ -28,7 +29,7 @@ from tx8c.slicing.evaluate import (
     tile_classes,
 )
 from tx8c.slicing.group import group_spec
-from tx8c.slicing.plan import Candidate
+from tx8c.slicing.plan import Candidate, ReduceCut
 from tx8c.target.config import DEFAULT_CONFIG
 from tx8c.target.cost import multicast_done, noc_multicast_cycles
 
@@ -335,3 +336,26 @@ def test_several_classes_extrapolate_over_exact_steps():
     assert _repeating_unit(ts, schedule) == (2, 6)
     assert _extrapolated(ts, schedule) == (12, 24, 6)
     assert _extrapolated([replace(ts[0], count=24)], replace(schedule, steps=24)) is None
+
+
+@pytest.mark.parametrize("case", ["concatenate", "short_share", "reduction"])
+def test_a_plans_ddr_bytes_are_what_cmodel_v2_moves(monkeypatch, case):
+    """`Plan.ddr_bytes` counts each tile class's own windows and runs: a Concatenate of
+    24 and 40 rows over 8 tiles (tiles 0-2 move nothing of the second input, 3-7
+    nothing of the first), an Add of 14 rows over tiles of 4, 4, 4 and 2 rows (the last
+    runs 2 steps), a Gemm whose K is cut over 2 tiles (only the owner of a share stores
+    it). Tile 0's windows times every busy tile counted 1.06 x, 1.14 x and 1.03 x."""
+    rng = np.random.default_rng(0)
+    if case == "concatenate":
+        module, cand = _concatenate(24, 40), Candidate((8, 1), (8, 1))
+    elif case == "short_share":
+        a, b = (rng.standard_normal((14, 64)).astype(np.float32) for _ in range(2))
+        module, cand = single(AddOp, [a, b]), Candidate((4, 1), (4, 1))
+    else:
+        a = rng.standard_normal((8, 256)).astype(np.float32)
+        b = rng.standard_normal((256, 64)).astype(np.float32)
+        module = single(GemmOp, [a, b])
+        node = group_spec(the_group(module)).anchor
+        cand = Candidate((1, 1), (1, 1), ReduceCut(node, (2,), (1,)))
+    module, program, _ = compiled_with(monkeypatch, module, cand)
+    assert group_plan(the_group(module)).ddr_bytes == simulate(program, module).ddr_bytes
