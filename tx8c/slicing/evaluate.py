@@ -280,16 +280,6 @@ class _Sharded:
         self.multicast = multicast_loads(spec, self.busy, self.windows, config)
         self.absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                             for loops in self.windows)
-        self.steps: dict = {}
-
-    def tile_steps(self, cand: Candidate, granules) -> tuple[int, ...]:
-        """Per busy tile, its step count under `cand`'s split (cached per split)."""
-        found = self.steps.get(cand.split)
-        if found is None:
-            found = self.steps[cand.split] = tuple(
-                math.prod(map(len, _step_pieces(cand, t.anchor, granules)
-                              + _reduce_pieces(cand, t.reduce))) for t in self.busy)
-        return found
 
 
 def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
@@ -329,16 +319,15 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
     busy = sharded.busy
-    tile_steps = sharded.tile_steps(cand, granules)
-    if len(set(tile_steps)) > 1:  # the source of a load run at many steps may move
-        shared, senders = multicast_loads(spec, busy, sharded.windows, config, tile_steps,
-                                          counts)
-    else:
-        shared, senders = sharded.multicast
     absent = sharded.absent
     share_of, share_slices, share_steps = _share_slices(spec, cand, busy, slice_shapes,
                                                         granules, propagate)
     uneven = any(n != steps for n in share_steps)
+    shared, senders = sharded.multicast
+    if uneven and shared:  # the source of a load run at many steps may move
+        tile_steps = [share_steps[k - 1] if k else steps for k in share_of]
+        shared, senders = multicast_loads(spec, busy, sharded.windows, config, tile_steps,
+                                          counts)
     runs = ()
     if uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
@@ -355,11 +344,13 @@ def moving(spec: GroupSpec, loops: tuple) -> tuple:
     outside a tile's rows: Swin's shifted windows), so it runs there no more than a
     Split piece's store another tile runs (None). Guarantees: the other windows are
     `loops`' own."""
-    if not any(w is not None and spec.nodes[i].kind in ("load", "store") and w.is_empty()
-               for i, w in enumerate(loops)):
+    empty = [i for i in spec.transfers if loops[i] is not None and loops[i].is_empty()]
+    if not empty:
         return loops
-    return tuple(None if w is not None and spec.nodes[i].kind in ("load", "store")
-                 and w.is_empty() else w for i, w in enumerate(loops))
+    out = list(loops)
+    for i in empty:
+        out[i] = None
+    return tuple(out)
 
 
 def _share_slices(spec, cand, busy, largest, granules, propagate
