@@ -31,10 +31,12 @@ Split piece's store); each class runs its instructions on its own lanes, side by
 with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
 divided among all the streams of the chip at that moment and pays its setup alone;
 the schedule's repeating unit is extrapolated beyond `EXACT_STEPS` steps (the seed's
-Repeat node). Departs from the seed, whose Estimate sums the frames of the pipeline:
-frames are not alike where the DDR is shared between loads and stores or a hoisted
-weight fills the pipeline, and the closed form missed both
-(measured against cmodel v2: bench/bench_cmodel.py).
+Repeat node), except where classes of different shares drift apart (every step is
+simulated). A load or store of an empty window moves nothing and runs nowhere (`moving`:
+the lowering issues no DMA), like a Split piece another tile stores. Departs from the
+seed, whose Estimate sums the frames of the pipeline: frames are not alike where the DDR
+is shared between loads and stores or a hoisted weight fills the pipeline, and the
+closed form missed both (measured against cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
 (a Gemm sharded over output columns: every tile reads the same rows of the activation)
@@ -203,6 +205,10 @@ class Split:
     largest); k, `share_slices[k - 1]` (a smaller share: the last tile of a dim the
     tiles do not divide evenly). Empty when every busy share has tile 0's shape."""
     share_slices: tuple[tuple[tuple[int, ...] | None, ...], ...] = ()
+    share_steps: tuple[int, ...] = ()
+    """Per smaller share (as `share_slices`), its tiles' step count: fewer than `steps`
+    where a split dim's share is short (14 rows over 4 tiles of 4, 4, 4, 2 rows in
+    steps of 1 row), more where its pieces are cut finer."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -249,7 +255,8 @@ class _Sharded:
     the tile shares, tile 0's share of every node, whether the nodes can make the
     sharding's cuts (`shard_error`, the Infeasible message; when set, nothing else),
     whether two tiles store an element of an intermediate value twice
-    (`tile_store_error`), the busy tiles' windows and their multicast loads."""
+    (`tile_store_error`), the busy tiles' windows (`moving`) and their multicast loads
+    (each window's highest tile its source: `multicast_loads` without step counts)."""
 
     def __init__(self, spec: GroupSpec, cand: Candidate, config: TX8Config, propagate):
         self.config = config
@@ -268,7 +275,7 @@ class _Sharded:
         self.tile_store_error = _tile_store_clash(spec, cand, self.shares, self.share,
                                                   propagate)
         self.busy = [t for t in self.shares if not t.anchor.is_empty()]
-        self.windows = [propagate(t.anchor, _reduce(cand, t.reduce)).loops
+        self.windows = [moving(spec, propagate(t.anchor, _reduce(cand, t.reduce)).loops)
                         for t in self.busy] if len(self.busy) > 1 else []
         self.multicast = multicast_loads(spec, self.busy, self.windows, config)
         self.absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
@@ -312,25 +319,49 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     counts = _run_counts(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     steps = math.prod(step_counts) if step_counts else 1
     busy = sharded.busy
-    shared, senders = sharded.multicast
     absent = sharded.absent
+    share_of, share_slices, share_steps = _share_slices(spec, cand, busy, slice_shapes,
+                                                        granules, propagate)
+    uneven = any(n != steps for n in share_steps)
+    shared, senders = sharded.multicast
+    if uneven and shared:  # the source of a load run at many steps may move
+        tile_steps = [share_steps[k - 1] if k else steps for k in share_of]
+        shared, senders = multicast_loads(spec, busy, sharded.windows, config, tile_steps,
+                                          counts)
     runs = ()
-    if any(absent) or any(loop is None for w in sizes for loop in w.loops):
+    if uneven or any(absent) or any(
+            loop is None for w in sizes for loop in moving(spec, w.loops)):
         runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
-                           granules, propagate)
-    share_of, share_slices = _share_slices(spec, cand, busy, slice_shapes, granules,
-                                           propagate)
+                           granules, propagate, uneven)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
-                 share_slices)
+                 share_slices, share_steps)
+
+
+def moving(spec: GroupSpec, loops: tuple) -> tuple:
+    """A step's node windows `loops` with None for each load or store whose window is
+    empty: it moves nothing, and the lowering issues no DMA for it (a Concatenate input
+    outside a tile's rows: Swin's shifted windows), so it runs there no more than a
+    Split piece's store another tile runs (None). Guarantees: the other windows are
+    `loops`' own."""
+    empty = [i for i in spec.transfers if loops[i] is not None and loops[i].is_empty()]
+    if not empty:
+        return loops
+    out = list(loops)
+    for i in empty:
+        out[i] = None
+    return tuple(out)
 
 
 def _share_slices(spec, cand, busy, largest, granules, propagate
-                  ) -> tuple[tuple[int, ...], tuple[tuple, ...]]:
-    """(`Split.shares`, `Split.share_slices`): the busy shares whose shape is not tile
-    0's (a dim the tiles do not divide evenly leaves the last tile less), each with its
-    largest slices over its first, middle and last step (a node none of them runs keeps
-    `largest`'s). Empty when every busy share has tile 0's shape."""
+                  ) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
+    """(`Split.shares`, `Split.share_slices`, `Split.share_steps`): the busy shares whose
+    shape is not tile 0's (a dim the tiles do not divide evenly leaves the last tile
+    less), each with its largest slices over its first, middle and last step and its
+    step count. A node the first tile of a share moves nothing of (`moving`: another
+    Concatenate input than its own) takes its slice from the next tile of the share
+    that does; one none of them runs keeps `largest`'s. Empty when every busy share has
+    tile 0's shape."""
     def shape(tile):
         return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
 
@@ -338,29 +369,51 @@ def _share_slices(spec, cand, busy, largest, granules, propagate
     for tile in busy:
         kinds.setdefault(shape(tile), len(kinds))
     if len(kinds) < 2:
-        return (), ()
-    out = []
+        return (), (), ()
+    out, steps = [], []
     for tile in busy:
         if kinds[shape(tile)] != len(out) + 1:
             continue
-        pieces = _step_pieces(cand, tile.anchor, granules)
-        reduce_pieces = _reduce_pieces(cand, tile.reduce)
-        samples = [propagate(a, _reduce(cand, r)) for a, r in (
-            _sample(tile, pieces, reduce_pieces, which)
-            for which in ("first", "middle", "last"))]
-        slices = _largest(spec, samples)[0]
-        out.append(tuple(own if own is not None else big
+        slices, count = _tile_slices(spec, cand, tile, granules, propagate)
+        for other in busy:  # the nodes this tile moves nothing of, from its peers
+            if all(s is not None and all(s) for s in slices):
+                break
+            if other is not tile and shape(other) == shape(tile):
+                more = _tile_slices(spec, cand, other, granules, propagate)[0]
+                slices = [mine if mine is not None and all(mine) or theirs is None
+                          else theirs for mine, theirs in zip(slices, more, strict=True)]
+        out.append(tuple(own if own is not None and all(own) else big
                          for own, big in zip(slices, largest, strict=True)))
-    return tuple(kinds[shape(t)] for t in busy), tuple(out)
+        steps.append(count)
+    return tuple(kinds[shape(t)] for t in busy), tuple(out), tuple(steps)
 
 
-def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
+def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
+    """A tile's largest node slices over its first, middle and last step, and its step
+    count."""
+    pieces = _step_pieces(cand, tile.anchor, granules)
+    reduce_pieces = _reduce_pieces(cand, tile.reduce)
+    samples = [propagate(a, _reduce(cand, r)) for a, r in (
+        _sample(tile, pieces, reduce_pieces, which)
+        for which in ("first", "middle", "last"))]
+    return _largest(spec, samples)[0], math.prod(len(p) for p in pieces + reduce_pieces)
+
+
+def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config,
+                    steps: list[int] | None = None, counts: tuple[int, ...] = ()
                     ) -> tuple[dict[int, tuple[int, int]], dict[int, tuple[int, ...]]]:
     """The loads several `busy` tiles (with their share's node `windows`) make with the
     same window: per load node, (the distinct windows, the most mesh hops from a
     window's source - its highest tile, the lowering's choice - to another tile loading
-    it)), and per such node, per busy tile, its source's position in `busy`. Empty
-    without `noc_multicast`; a resident load is never multicast."""
+    it)), and per such node, per busy tile, its source's position in `busy` (its own
+    where its window is None: it loads nothing of it). Empty without `noc_multicast`.
+    `steps`: per busy tile its step count; `counts`: per node its run count (tile
+    0's). The lowering's source at a step is the highest tile that loads the window
+    then: a tile of a share with fewer steps (BERT's last 64 of 2304 columns: 4 steps,
+    its peers 20) stops after its last, and the highest tile that runs them all takes
+    over, so that tile is the source here of a load run at more than one step (the DDR
+    reads the same bytes at each step either way); a load run once (at the first step,
+    which every tile has) keeps the highest tile. A resident load is never multicast."""
     loads = [n.index for n in spec.nodes if n.kind == "load" and not n.resident]
     if not config.noc_multicast or not loads or len(busy) < 2:
         return {}, {}
@@ -369,14 +422,18 @@ def multicast_loads(spec: GroupSpec, busy, windows, config: TX8Config
     for n in loads:
         sharing: dict[Window, list[int]] = {}
         for t, loops in zip(busy, windows, strict=True):
-            sharing.setdefault(loops[n], []).append(t.index)
-        if len(sharing) == len(busy):
-            continue  # every tile loads its own window
-        hops = max(mesh_hops(max(group), other, config) for group in sharing.values()
+            if loops[n] is not None:  # None: the tile loads nothing of it (`moving`)
+                sharing.setdefault(loops[n], []).append(t.index)
+        if len(sharing) == sum(map(len, sharing.values())):
+            continue  # every tile that loads it loads its own window
+        repeated = steps and counts and counts[n] > 1
+        sender = {key: max(group, key=lambda t: (steps[position[t]] if repeated else 0, t))
+                  for key, group in sharing.items()}
+        hops = max(mesh_hops(sender[key], other, config) for key, group in sharing.items()
                    for other in group)
         out[n] = (len(sharing), hops)
-        source = {t: position[max(group)] for group in sharing.values() for t in group}
-        senders[n] = tuple(source[t.index] for t in busy)
+        source = {t: position[sender[key]] for key, group in sharing.items() for t in group}
+        senders[n] = tuple(source.get(t.index, k) for k, t in enumerate(busy))
     return out, senders
 
 
@@ -393,6 +450,9 @@ class TileClass:
     task's count)."""
     share: int = 0
     """Its tiles' share slices (`Split.shares`: 0, the tasks' own)."""
+    steps: int = 0
+    """Its tiles' step count where their share has another than tile 0's
+    (`Split.share_steps`; 0: the schedule's). Its `runs` then give every node's steps."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
@@ -417,7 +477,9 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
     for key in order:
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
-        out.append(TileClass(keys.count(key), key[0], receives, key[2], key[3]))
+        own = split.share_steps[key[3] - 1] if key[3] else 0
+        out.append(TileClass(keys.count(key), key[0], receives, key[2], key[3],
+                             own if own != split.steps else 0))
     return tuple(out)
 
 
@@ -428,15 +490,16 @@ def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
     another piece of a Split that is the anchor, run by the tiles or steps whose window
     reaches that piece (llama's q/k/v Split) - which would get neither a slice shape
     nor an SPM buffer. Most groups have none missing and pay one pass over the nodes."""
-    missing = {n.index for n in spec.nodes
-               if all(w.loops[n.index] is None for w in samples)}
+    moved = [moving(spec, w.loops) for w in samples]
+    missing = {n.index for n in spec.nodes if all(loops[n.index] is None for loops in moved)}
     extra = []
     for tile in shares if missing else ():
         if tile.anchor.is_empty():
             continue
         for anchor, red in step_windows(tile, cand, granules):
             w = propagate(anchor, _reduce(cand, red))
-            found = {i for i in missing if w.loops[i] is not None}
+            loops = moving(spec, w.loops)
+            found = {i for i in missing if loops[i] is not None}
             if found:
                 extra.append(w)
                 missing -= found
@@ -583,7 +646,8 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
 
 
 def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
-                propagate) -> tuple[tuple[tuple[int, RunSteps], ...], ...]:
+                propagate, every: bool = False
+                ) -> tuple[tuple[tuple[int, RunSteps], ...], ...]:
     """`Split.runs`: per busy tile, the steps at which it runs each node it runs at some
     steps and not at others (its window is None there), and each node tile 0 never runs
     (its `counts` entry says nothing of the others). A tile's steps are walked along one
@@ -591,9 +655,10 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
     some steps is missing by the pieces of one dim (a Split's axis), so the walk along
     each dim says which of its indices run the node. Tiles whose shares have the same
     stepped bounds and never-run nodes (`absent`, per busy tile) run the same steps:
-    walked once."""
+    walked once. `every`: some busy shares have fewer steps than tile 0's, so a task's
+    count (tile 0's steps) says nothing of theirs: every node is listed."""
     late = late_nodes(spec, cand)
-    out, seen = [], {}
+    walked, seen = [], {}
     for tile, never in zip(busy, absent, strict=True):
         pieces = _step_pieces(cand, tile.anchor, granules)
         reduce_pieces = _reduce_pieces(cand, tile.reduce)
@@ -601,16 +666,29 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
         key = (tuple(p for p, n in zip(tile.anchor.pairs(), dims, strict=False) if n > 1),
                tile.reduce, tuple(dims), never)
         if key not in seen:
-            walks = _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate)
-            seen[key] = tuple((n.index, _steps_of(n.index, n.index in late, walks, dims))
-                              for n in spec.nodes if _partial(n.index, walks, absent[0]))
-        out.append(seen[key])
+            seen[key] = _dim_walks(spec, cand, tile, pieces, reduce_pieces, dims, propagate)
+        walked.append((seen[key], dims, never))
+    # a node partial on one tile is listed on every tile that runs it: tile 0's count
+    # says nothing of a tile that runs it at every step (a Concatenate input that tile 0
+    # loads at its last step only, the others at each)
+    listed = set().union(absent[0], *({n.index for n in spec.nodes
+                                        if _partial(n.index, walks)} for walks, _, _ in walked))
+    if every:
+        listed = {n.index for n in spec.nodes}
+    out, done = [], {}
+    for walks, dims, never in walked:
+        key = (id(walks), never)
+        if key not in done:
+            done[key] = tuple((n, _steps_of(n, n in late, walks, dims))
+                              for n in sorted(listed - never)) if walks or every else ()
+        out.append(done[key])
     return tuple(out)
 
 
-def _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate) -> dict[int, list]:
+def _dim_walks(spec, cand, tile, pieces, reduce_pieces, dims, propagate
+               ) -> dict[int, list]:
     """Per loop dim of more than one step, the node windows at each of its indices, the
-    other dims at their first step."""
+    other dims at their first step (a transfer of nothing None: `moving`)."""
     walks = {}
     for d, size in enumerate(dims):
         if size > 1:
@@ -619,15 +697,14 @@ def _dim_walks(cand, tile, pieces, reduce_pieces, dims, propagate) -> dict[int, 
             for i in range(size):
                 index[d] = i
                 anchor, red = _at(tile, pieces, reduce_pieces, index)
-                walks[d].append(propagate(anchor, _reduce(cand, red)).loops)
+                walks[d].append(moving(spec, propagate(anchor, _reduce(cand, red)).loops))
     return walks
 
 
-def _partial(node: int, walks: dict[int, list], never: set[int]) -> bool:
-    """Whether the tile's walks find `node` run at some steps and not at others, or it
-    is a node tile 0 never runs that this tile runs."""
+def _partial(node: int, walks: dict[int, list]) -> bool:
+    """Whether the tile's walks find `node` run at some steps and not at others."""
     seen = [loops[node] is None for walk in walks.values() for loops in walk]
-    return (any(seen) and not all(seen)) or (node in never and not all(seen))
+    return any(seen) and not all(seen)
 
 
 def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) -> RunSteps:
@@ -850,6 +927,10 @@ class Schedule:
 EXACT_STEPS = 12
 """Steps the estimate simulates one by one before it extrapolates (see `estimate`)."""
 
+DRIFT_STEPS = 128
+"""Steps up to which the estimate simulates tile classes of different shares one by one
+(`_extrapolated`: they drift apart; ConvNeXt's Mul runs 80)."""
+
 
 def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
              ) -> tuple[int, dict[str, int]]:
@@ -863,23 +944,60 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     Every busy tile runs the same schedule at the same time, so a DMA streams at the
     DDR bandwidth shared by the tiles times this tile's streams at that moment (a load
     beside a store gets half) and pays its setup alone. The schedule repeats every
-    `unit` steps (`_repeating_unit`): beyond EXACT_STEPS, two runs a unit apart give
-    the cost of one more unit, which the remaining units repeat (the seed's Repeat node:
+    `unit` steps (`_repeating_unit`): beyond EXACT_STEPS, two runs `apart` units apart
+    give the cost of a unit, which the remaining units repeat (the seed's Repeat node:
     steady frames are alike). Both runs take the steps past the last whole unit too
-    (`steps % unit`), so the total counts every step."""
-    steps = schedule.steps
-    unit, short = _repeating_unit(ts, schedule)
-    if (short + 1) * unit >= steps:
-        total, busy = simulate_tile(spec, ts, schedule, config, steps)
+    (`steps % unit`), so the total counts every step (`_extrapolated`)."""
+    runs = _extrapolated(ts, schedule)
+    if runs is None:
+        total, busy = simulate_tile(spec, ts, schedule, config, longest(schedule))
     else:
-        rest = steps % unit
-        t1, b1 = simulate_tile(spec, ts, schedule, config, short * unit + rest)
-        t2, b2 = simulate_tile(spec, ts, schedule, config, (short + 1) * unit + rest)
-        more = steps // unit - short - 1
+        first, second, apart = runs
+        t1, b1 = simulate_tile(spec, ts, schedule, config, first)
+        t2, b2 = simulate_tile(spec, ts, schedule, config, second)
+        more = (longest(schedule) - second) / (second - first)
         total = t2 + more * (t2 - t1)
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
                 for lane in b2}
     return math.ceil(total), {lane: math.ceil(busy.get(lane, 0.0)) for lane in (*LANES, "ddr")}
+
+
+def _extrapolated(ts: list[Task], schedule: Schedule) -> tuple[int, int, int] | None:
+    """The step counts of `estimate`'s two runs and the units between them, or None when
+    it simulates every step. The first run is `short` units, the second `apart` units
+    more (both with the steps past the last whole unit). One tile class repeats every
+    unit: one unit apart. Several classes (a multicast's sources and receivers, tiles
+    storing other pieces) each repeat every unit, but their instructions interleave on
+    the shared DDR with a period of their own, so the second run ends EXACT_STEPS or
+    more after the first: a unit apart, the difference took one swing of that
+    interleaving for the rate (Swin's Gemm+GELU, 12 tiles in 4 classes: 231 cycles a
+    step between 12 and 14 steps, 274 between 12 and 24 and over the whole run; the
+    estimate was 0.86 of cmodel v2).
+
+    Tile classes of different shares never repeat together: the smaller share's steps
+    are shorter, so it runs ahead and the DDR the classes share is split otherwise from
+    step to step until it ends (its last steps may be fewer, too); two runs a unit apart
+    measured such a drift's swing, not its rate (ConvNeXt's Mul over shares of 64 and
+    32 channels: 0.69 of cmodel v2). Up to DRIFT_STEPS steps every step is simulated;
+    beyond, the two runs are DRIFT_STEPS / 2 apart (the latency of many steps grows by
+    the same amount per step once the drift is under way: a swing is a few steps)."""
+    unit, short = _repeating_unit(ts, schedule)
+    drift = any(tc.share for tc in schedule.classes)
+    if drift and longest(schedule) <= DRIFT_STEPS:
+        return None
+    span = DRIFT_STEPS // 2 if drift else EXACT_STEPS
+    apart = 1 if len(schedule.classes) < 2 else -(-span // unit)
+    steps = longest(schedule)
+    rest = steps % unit
+    if (short + apart) * unit + rest >= steps:
+        return None
+    return short * unit + rest, (short + apart) * unit + rest, apart
+
+
+def longest(schedule: Schedule) -> int:
+    """The most steps a tile class runs: the schedule's (tile 0's), or a share's of more
+    steps (`TileClass.steps`: a dim whose smaller piece is cut into more steps)."""
+    return max([schedule.steps] + [tc.steps for tc in schedule.classes])
 
 
 def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
@@ -910,8 +1028,9 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     lane's first instruction, its work over all the steps, and the drain after its last;
     the same around the chip's DDR streams (0 when `estimate` extrapolates).
 
-    Proof, when `estimate` simulates every step (`simulate_tile` over `steps`, no
-    extrapolation). Each tile class runs its own instruction list on its own lanes
+    Proof, when `estimate` simulates every step (`_extrapolated` None: `simulate_tile`
+    over `longest(schedule)` steps, tile classes of different shares included up to
+    DRIFT_STEPS). Each tile class runs its own instruction list on its own lanes
     (`simulate_tile`), a lane one instruction at a time in its order (`_event_run` starts
     one only when its lane is free and every instruction it needs has ended), and a task's
     runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
@@ -945,16 +1064,22 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
       streaming task: a run's stream follows its fixed part) and before the last ends
       (the last run of its task: a task's runs stream in order on its lane), which
       the least drain of a streaming task follows.
-    The run steps are `simulate_tile`'s own (`_steps_in_class`). The bound is the largest
-    fill + work + drain, or the DDR channel's, rounded down after taking off the
-    simulation's tolerance (a stream ends within 1e-6 of its bytes) and float rounding.
-    When `estimate`
-    extrapolates (total = t2 + more * (t2 - t1)) nothing bounds it from below short of
-    simulating: the bound is 0 (tests/unit/slicing check the bound against the estimate
-    on every candidate of the bundled examples and on ResNet-50's groups)."""
-    steps = schedule.steps
-    unit, short = _repeating_unit(ts, schedule)
-    if (short + 1) * unit < steps:
+    Nothing above depends on which steps a class runs or on what its runs cost, only
+    that the bound walks `simulate_tile`'s instruction lists: the same run steps
+    (`_steps_in_class` over the same `longest` steps: a class's own step count,
+    `TileClass.steps`, which may be fewer or more than tile 0's, and its `runs`), the
+    same tasks per class (`_runs_on`: not a node it never runs - a Split piece another
+    tile stores, a transfer of an empty window, `moving` - nor the read of a multicast
+    load it receives from whichever class `multicast_loads` made its source), and the
+    same costs (`_class_costs`: a smaller share's slices, a peer's where its own first
+    tile moves nothing of a node), in the same list order (step, then task, then
+    class). The bound is the largest fill + work + drain, or the DDR channel's, rounded
+    down after taking off the simulation's tolerance (a stream ends within 1e-6 of its
+    bytes) and float rounding. When `estimate` extrapolates (total = t2 + more * (t2 -
+    t1)) nothing bounds it from below short of simulating: the bound is 0
+    (tests/unit/slicing check the bound against the estimate on every candidate of the
+    bundled examples, on ResNet-50's groups and on shares of their own step counts)."""
+    if _extrapolated(ts, schedule) is not None:
         return 0
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))  # simulate_tile's
     reads = [set() if t.delivers else  # it needs its load's read in its source class only
@@ -990,7 +1115,7 @@ class _ClassFloor:
 def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: float
                  ) -> _ClassFloor:
     """`_ClassFloor` of tile class `c` (`tc`)."""
-    steps = schedule.steps
+    count = longest(schedule)
     own = _class_costs(schedule, c)
     at = dict(tc.runs)
     run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
@@ -1001,7 +1126,7 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
     for i, t in enumerate(order):
         if not _runs_on(t, tc):
             continue
-        run_steps = _steps_in_class(t, at.get(t.node), schedule, steps)
+        run_steps = _steps_in_class(t, at.get(t.node), tc.steps, schedule, count)
         if not run_steps:
             continue
         run[i] = run_steps
@@ -1117,13 +1242,15 @@ def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[in
     return at
 
 
-def _steps_in_class(t: Task, steps_at: RunSteps | None, schedule: Schedule, count: int
-                    ) -> list[int]:
+def _steps_in_class(t: Task, steps_at: RunSteps | None, own: int, schedule: Schedule,
+                    count: int) -> list[int]:
     """The steps of the first `count` at which a tile class runs task `t`: its own
-    `steps_at` (`TileClass.runs`) or, None, by the task's count (`_run_steps`)."""
+    `steps_at` (`TileClass.runs`) among its `own` steps (`TileClass.steps`; 0: the
+    schedule's) or, None, by the task's count (`_run_steps`) among the schedule's steps
+    (`count` may exceed them: a class of more steps, `longest`)."""
     if steps_at is not None:
-        return [s for s in range(count) if runs_at(steps_at, s)]
-    return _run_steps(t, schedule.steps, schedule.late, count)
+        return [s for s in range(min(count, own or schedule.steps)) if runs_at(steps_at, s)]
+    return _run_steps(t, schedule.steps, schedule.late, min(count, schedule.steps))
 
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
@@ -1156,10 +1283,10 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     for t in order:
         runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node)
         for entry in runner.classes:
-            for step in _steps_in_class(t, entry[-1], schedule, count):
+            for step in _steps_in_class(t, entry[-2], entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
     for step in range(count):
-        for r, (c, chip_streams, source, took, streamed, _) in at_step[step]:
+        for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
             node = r.node
             at = (step + r.stage) * period + r.start
             i = len(lane)
@@ -1201,7 +1328,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
 class _Runner:
     """What `simulate_tile` needs of a task at every step it runs: the tile classes
     that run it (class, its stream count, a delivery's source class, its fixed and
-    streamed cycles on the class's share, the class's own steps for it or None), the
+    streamed cycles on the class's share, the class's own steps for it or None and its
+    step count or 0: `TileClass.steps`), the
     nodes whose results it reads, the buffers it reads (buffer, producer) and writes
     (buffer, copies)."""
 
@@ -1219,7 +1347,7 @@ class _Runner:
             took, streamed = costs[c].get((t.node, t.lane), (t.cycles, t.ddr))
             self.classes.append((c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
                                  took - streamed if streamed else took, streamed,
-                                 dict(tc.runs).get(t.node)))
+                                 dict(tc.runs).get(t.node), tc.steps))
         self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
         self.delivers = t.delivers
         self.noc = t.lane == "noc"
@@ -1672,14 +1800,14 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
         if key not in estimates:
             estimates[key] = estimate(spec, ts, schedule, config)
         total, busy = estimates[key]
-        return _plan(spec, cand, config, split, ts, values, buffers, placed, bound,
-                     group_bound_cycles, total, busy)
+        return _plan(spec, cand, config, split, ts, schedule, values, buffers, placed,
+                     bound, group_bound_cycles, total, busy)
 
     return Pending(cand, split.tiles, placed.peak if placed else bound, floor, finish)
 
 
-def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_bound_cycles,
-          total, busy) -> Plan:
+def _plan(spec, cand, config, split, ts, schedule, values, buffers, placed, bound,
+          group_bound_cycles, total, busy) -> Plan:
     offsets = dict(placed.offsets) if placed else {}
     plans = []
     for v in values:
@@ -1687,13 +1815,7 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
         plans.append(BufferPlan(v.name, v.size, len(names),
                                 tuple(offsets.get(n, -1) for n in names), v.node, v.kind,
                                 v.result))
-    ddr_bytes = sum(
-        window_bytes(split.result_shapes.get(ValueRef(t.node, 0), ()) or (0,),
-                     spec.nodes[t.node].results[0], config) * t.count
-        * (t.sources or split.tiles)
-        for t in ts if spec.nodes[t.node].kind in ("load", "store") and t.lane != "noc"
-        and not spec.nodes[t.node].resident
-    )
+    ddr_bytes = moved_ddr_bytes(spec, split, ts, schedule, config)
     return Plan(
         candidate=cand, tiles=split.tiles, steps=split.steps,
         stages=tuple(next((t.stage for t in ts if t.node == n.index), 0) for n in spec.nodes),
@@ -1706,6 +1828,35 @@ def _plan(spec, cand, config, split, ts, values, buffers, placed, bound, group_b
         ddr_bytes=ddr_bytes,
         multicast=tuple(sorted(t.node for t in ts if t.delivers)),
     )
+
+
+def moved_ddr_bytes(spec: GroupSpec, split: Split, ts: list[Task], schedule: Schedule,
+                    config: TX8Config) -> int:
+    """The DDR bytes a plan moves, tile class by tile class, as the estimate streams
+    them: each task a class runs (`_runs_on`: not a node its tiles never move, not the
+    read of a multicast load they receive) moves the DDR transfers of its share's slice
+    (`Split.share_slices`; tile 0's for the largest share: loads, stores, a Gather's
+    rows) at each of its runs (its own steps where `TileClass.runs` says them) on each
+    of the tiles streaming it (`_streams`: after a reduction cut over tiles, the owners
+    of the shares only). A resident value moves none. Tile 0's windows times every
+    busy tile counted the smaller shares and the tiles that move nothing of a node as
+    tile 0's (up to 1.39 x what cmodel v2 moves on mobilenet_block). Still counted at
+    their largest (as the estimate times them): the last step of a share its pieces do
+    not divide evenly, and the halo rows an edge tile of a share does not read."""
+    total = 0
+    for tc in schedule.classes or (TileClass(schedule.tiles),):
+        shapes = split.share_slices[tc.share - 1] if tc.share else split.slice_shapes
+        at = dict(tc.runs)
+        for t in ts:
+            node = spec.nodes[t.node]
+            if not t.ddr or node.resident or not _runs_on(t, tc) or shapes[t.node] is None:
+                continue
+            nbytes = sum(byte_size(x.shape, x.dtype, x.layout, config)
+                         for x in node.slicer.work(shapes[t.node]).transfers if x.ddr)
+            runs = run_count(at[t.node], tc.steps or schedule.steps) if t.node in at \
+                else t.count
+            total += nbytes * runs * _streams(t, schedule, tc)
+    return total
 
 
 def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:

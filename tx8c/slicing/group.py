@@ -129,6 +129,11 @@ class GroupSpec:
         return tuple(tuple(ValueRef(n.index, r) for r in range(len(n.results)))
                      for n in self.nodes)
 
+    @cached_field
+    def transfers(self) -> tuple[int, ...]:
+        """The indices of the load and store nodes (the DMAs between DDR and SPM)."""
+        return tuple(n.index for n in self.nodes if n.kind in ("load", "store"))
+
     def users(self) -> list[list[tuple[int, int]]]:
         """For each node, the (node, operand index) pairs that read one of its results."""
         users: list[list[tuple[int, int]]] = [[] for _ in self.nodes]

@@ -175,3 +175,26 @@ def test_tile_classes_of_a_multicast_over_rows_and_columns():
     sources_both = TileClass(1)
     assert classes == (receives_both, sources_a, sources_b, sources_both)
     assert tile_classes(split, frozenset()) == (TileClass(16),)
+
+
+def test_a_tile_of_fewer_steps_is_not_the_source_of_a_window():
+    """Sharded 4 x 4, tile 15's share (the 4th of a column) made to run 4 steps, the
+    others 20 (BERT-base's q/k/v Gemm: the last 64 of 2304 columns). The lowering's
+    source at a step is the highest tile loading the window then: tile 15 until its
+    4th step, then tile 14, for all the others' 20. The estimate names 14 the source of
+    that row's A (a source of 4 steps left its receivers 16 steps of deliveries that no
+    read fed: 0.84 of cmodel v2); the other rows keep their highest tile. A load run
+    once (at step 0, which tile 15 has) keeps tile 15 (Swin's LayerNorm weights)."""
+    module, _ = gemm(64, 256, 256)
+    spec = group_spec(the_group(module))
+    cand = Candidate((4, 4), (1, 1))
+    propagate = Evaluator(spec, DEFAULT_CONFIG).propagate
+    busy = tiles(spec, cand, DEFAULT_CONFIG)
+    steps = [20] * 15 + [4]
+    windows = [propagate(t.anchor).loops for t in busy]
+    counts = [1] * len(spec.nodes)
+    _, hoisted = multicast_loads(spec, busy, windows, DEFAULT_CONFIG, steps, counts)
+    counts[A_NODE] = 20
+    _, senders = multicast_loads(spec, busy, windows, DEFAULT_CONFIG, steps, counts)
+    assert senders[A_NODE] == tuple(4 * (t // 4) + 3 for t in range(12)) + (14,) * 4
+    assert hoisted[A_NODE] == tuple(4 * (t // 4) + 3 for t in range(16))

@@ -11,14 +11,16 @@ import pytest
 
 from tests.unit.slicing.helpers import compiled_with, single, the_group
 from tx8c.codegen.lower import group_plan
+from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.dialect.ops.elementwise import AddOp
-from tx8c.dialect.ops.movement import SplitOp
+from tx8c.dialect.ops.movement import ConcatenateOp, SplitOp
 from tx8c.sim.cmodel_v2 import simulate
 from tx8c.slicing.evaluate import (
     Schedule,
     Task,
     TileClass,
     _event_run,
+    _extrapolated,
     _repeating_unit,
     _run_steps,
     data_split,
@@ -27,7 +29,7 @@ from tx8c.slicing.evaluate import (
     tile_classes,
 )
 from tx8c.slicing.group import group_spec
-from tx8c.slicing.plan import Candidate
+from tx8c.slicing.plan import Candidate, ReduceCut
 from tx8c.target.config import DEFAULT_CONFIG
 from tx8c.target.cost import multicast_done, noc_multicast_cycles
 
@@ -224,3 +226,136 @@ def test_a_smaller_share_is_timed_with_its_own_slices(monkeypatch):
     module, program, _ = compiled_with(monkeypatch, module, cand)
     simulated = simulate(program, module).cycles
     assert abs(group_plan(the_group(module)).cycles / simulated - 1) <= 0.01
+
+
+def _concatenate(*rows: int, columns: int = 256):
+    rng = np.random.default_rng(0)
+    return single(ConcatenateOp, [rng.standard_normal((r, columns)).astype(np.float32)
+                                  for r in rows], axis=0)
+
+
+def _within(monkeypatch, module, cand, tolerance: float) -> None:
+    """The estimate of `module` (one group) under `cand` is cmodel v2's latency within
+    `tolerance`."""
+    module, program, _ = compiled_with(monkeypatch, module, cand)
+    simulated = simulate(program, module).cycles
+    estimated = group_plan(the_group(module)).cycles
+    assert abs(estimated / simulated - 1) <= tolerance, (estimated, simulated)
+
+
+def test_a_transfer_of_nothing_does_not_run(monkeypatch):
+    """A Concatenate of 3 and 5 rows, 2 tiles of 4 rows, 4 steps of 1 row. Tile 0's rows
+    0-2 are the first input's (steps 0, 1, 2) and row 3 the second's (step 3); at the
+    other steps the other input's window is empty and the lowering issues no DMA. Tile 1
+    (rows 4-7 = the second input's rows 1-4) loads the second input at every step and
+    never the first. Before: tile 0's probe gave the second input 1 run on every tile
+    (its empty windows were equal), the first 4: 0.93 of cmodel v2."""
+    spec = group_spec(the_group(_concatenate(3, 5)))
+    split = data_split(spec, Candidate((2, 1), (4, 1)), DEFAULT_CONFIG)
+    first, second = (n.index for n in spec.nodes if n.kind == "load")
+    assert split.absent == (frozenset(), frozenset({first}))
+    runs = [{node: [s for s in range(4) if runs_at(at, s)] for node, at in r}
+            for r in split.runs]
+    assert runs == [{first: [0, 1, 2], second: [3]}, {second: [0, 1, 2, 3]}]
+    _within(monkeypatch, _concatenate(3, 5), Candidate((2, 1), (4, 1)), 0.02)
+
+
+def test_tiles_that_load_nothing_of_an_input_do_not_receive_it(monkeypatch):
+    """A Concatenate of 24 and 40 rows over 8 tiles of 8 rows: tiles 0-2 load only the
+    first input, 3-7 only the second. The empty windows of the five were one window
+    shared by five tiles, so the estimate multicast it (one read, four deliveries of
+    nothing) and ran the second input's load once (tile 0's count): 0.74 of cmodel v2.
+    No window is shared by two tiles that load it: no multicast."""
+    spec = group_spec(the_group(_concatenate(24, 40)))
+    split = data_split(spec, Candidate((8, 1), (8, 1)), DEFAULT_CONFIG)
+    first, second = (n.index for n in spec.nodes if n.kind == "load")
+    assert split.multicast == {}
+    assert split.absent == (frozenset({second}),) * 3 + (frozenset({first}),) * 5
+    _within(monkeypatch, _concatenate(24, 40), Candidate((8, 1), (8, 1)), 0.01)
+
+
+def test_a_smaller_share_takes_a_slice_from_a_peer_that_moves_it(monkeypatch):
+    """A Concatenate of four (7, 16) inputs along columns, 2 x 4 tiles: rows 4 + 3, tile
+    k of a row band loads input k only. The 3-row share's first tile (4) moves nothing
+    of inputs 1-3 (empty windows, (3, 0)); its peers 5-7 do, so the share's slices of
+    them are (3, 16), not 0 (Swin's 4-way Concatenate: 0.86 of cmodel v2)."""
+    rng = np.random.default_rng(0)
+    module = single(ConcatenateOp, [rng.standard_normal((7, 16)).astype(np.float32)
+                                    for _ in range(4)], axis=1)
+    spec = group_spec(the_group(module))
+    split = data_split(spec, Candidate((2, 4), (1, 1)), DEFAULT_CONFIG)
+    assert split.shares == (0,) * 4 + (1,) * 4
+    assert split.share_slices == (((3, 16),) * len(spec.nodes),)
+    _within(monkeypatch, module, Candidate((2, 4), (1, 1)), 0.01)
+
+
+def test_a_share_of_fewer_steps_runs_only_its_own(monkeypatch):
+    """An Add of (14, 64) over 4 tiles of 4, 4, 4 and 2 rows, steps of 1 row: tile 3
+    runs 2 steps, not tile 0's 4 (it ran 4 in the estimate): a tile class of its own
+    with 2 steps, whose runs give every node's steps."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((14, 64)).astype(np.float32) for _ in range(2))
+    module = single(AddOp, [a, b])
+    cand = Candidate((4, 1), (4, 1))
+    split = data_split(group_spec(the_group(module)), cand, DEFAULT_CONFIG)
+    assert split.steps == 4 and split.share_steps == (2,)
+    classes = tile_classes(split, frozenset())
+    assert [(tc.size, tc.steps) for tc in classes] == [(3, 0), (1, 2)]
+    assert all(at == () for _, at in classes[1].runs)  # each node at each of its steps
+    _within(monkeypatch, module, cand, 0.02)
+
+
+def test_classes_of_different_shares_are_simulated_over_every_step():
+    """Two shares (a 64- and a 32-channel one: ConvNeXt's Mul) drift apart: the smaller
+    one's steps are shorter, so the DDR the classes share is split otherwise at each
+    step until it ends, and nothing repeats: up to DRIFT_STEPS every step is simulated
+    (all 80, one run). Two runs 2 steps apart took one swing of the drift: 0.69 of
+    cmodel v2. Beyond, the runs are DRIFT_STEPS / 2 apart: 12 and 12 + 64 steps."""
+    ts = [Task(0, "ld", SETUP + 108, 80, 0, 108), Task(1, "st", SETUP + 108, 80, 1, 108)]
+    buffers = ((0, (1,), 2),)
+    one = Schedule(80, 4, frozenset({1}), buffers)
+    assert _repeating_unit(ts, one) == (2, 6)
+    assert _extrapolated(ts, one) == (12, 14, 1)
+    shares = replace(one, classes=(TileClass(2), TileClass(2, share=1)), costs=(
+        (), (((0, "ld"), SETUP + 54, 54), ((1, "st"), SETUP + 54, 54))))
+    assert _repeating_unit(ts, shares) == (2, 6)
+    assert _extrapolated(ts, shares) is None
+    many = [replace(t, count=400) for t in ts]
+    assert _extrapolated(many, replace(shares, steps=400)) == (12, 76, 32)
+
+
+def test_several_classes_extrapolate_over_exact_steps():
+    """A multicast's source and receiver classes (one share) repeat every 2 steps each,
+    but interleave on the DDR with a period of their own: the two runs are EXACT_STEPS
+    apart (12 and 24 steps, 6 units; 112 steps: 88 more steps at the rate of those 12),
+    not one unit (Swin's Gemm+GELU: 231 cycles a step between 12 and 14 steps, 274 over
+    the run: 0.86 of cmodel v2)."""
+    ts = [Task(0, "ld", SETUP + 108, 112, 0, 108)]
+    schedule = Schedule(112, 12, frozenset(), ((0, (), 2),),
+                        classes=(TileClass(6), TileClass(6, receives=((0, 0),))))
+    assert _repeating_unit(ts, schedule) == (2, 6)
+    assert _extrapolated(ts, schedule) == (12, 24, 6)
+    assert _extrapolated([replace(ts[0], count=24)], replace(schedule, steps=24)) is None
+
+
+@pytest.mark.parametrize("case", ["concatenate", "short_share", "reduction"])
+def test_a_plans_ddr_bytes_are_what_cmodel_v2_moves(monkeypatch, case):
+    """`Plan.ddr_bytes` counts each tile class's own windows and runs: a Concatenate of
+    24 and 40 rows over 8 tiles (tiles 0-2 move nothing of the second input, 3-7
+    nothing of the first), an Add of 14 rows over tiles of 4, 4, 4 and 2 rows (the last
+    runs 2 steps), a Gemm whose K is cut over 2 tiles (only the owner of a share stores
+    it). Tile 0's windows times every busy tile counted 1.06 x, 1.14 x and 1.03 x."""
+    rng = np.random.default_rng(0)
+    if case == "concatenate":
+        module, cand = _concatenate(24, 40), Candidate((8, 1), (8, 1))
+    elif case == "short_share":
+        a, b = (rng.standard_normal((14, 64)).astype(np.float32) for _ in range(2))
+        module, cand = single(AddOp, [a, b]), Candidate((4, 1), (4, 1))
+    else:
+        a = rng.standard_normal((8, 256)).astype(np.float32)
+        b = rng.standard_normal((256, 64)).astype(np.float32)
+        module = single(GemmOp, [a, b])
+        node = group_spec(the_group(module)).anchor
+        cand = Candidate((1, 1), (1, 1), ReduceCut(node, (2,), (1,)))
+    module, program, _ = compiled_with(monkeypatch, module, cand)
+    assert group_plan(the_group(module)).ddr_bytes == simulate(program, module).ddr_bytes

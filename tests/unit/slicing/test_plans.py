@@ -195,11 +195,30 @@ def _chain_slice_pad_and_conv_of_one_load(rng):
     return grouped(build, [x, w]), [x, w]
 
 
+def _chain_split_pieces_each_read(rng):
+    """A Relu of each piece of a Split, both leaving the group (what regroup-by-cost
+    makes of a Split group and its readers' groups): neither Relu lies upstream of the
+    other, so the group runs whole, and the Split must compute the piece the anchor's
+    slices do not ask for too (its windows once gave only the anchor's piece: the
+    lowering found the other Relu's operand in no SPM buffer)."""
+    rows, a, b = int(rng.integers(2, 20)), int(rng.integers(1, 20)), int(rng.integers(1, 20))
+    x = rng.standard_normal((rows, a + b)).astype(np.float32)
+
+    def build(v):
+        split = SplitOp.make([v[0]], axis=1, split=(a, b))
+        first = ReluOp.make([split.results[0]])
+        second = ReluOp.make([split.results[1]])
+        return [split, first, second], [first.results[0], second.results[0]]
+
+    return grouped(build, [x]), [x]
+
+
 CHAINS = {"gemm_bias_relu": _chain_gemm_bias_relu, "layernorm_gemm": _chain_layernorm_gemm,
           "layernorm_stored_gemm": _chain_layernorm_stored_gemm,
           "conv_relu_conv": _chain_conv_relu_conv,
           "split_pieces_stored": _chain_split_pieces_stored,
-          "split_relu_stored_piece": _chain_split_relu_stored_piece}
+          "split_relu_stored_piece": _chain_split_relu_stored_piece,
+          "split_pieces_each_read": _chain_split_pieces_each_read}
 
 
 @pytest.mark.parametrize("name", sorted(CHAINS))
