@@ -228,11 +228,10 @@ def _default_search(spec, config, options, best: _Best) -> None:
         plans = [fitted]
         open_dims = [d for d in order
                      if next_split(share[d], fitted.candidate.split[d], granules[d])]
-        for dims in _streaming_dims(open_dims):
-            for cand in _deeper(fitted.candidate, share, granules, dims, options):
-                plan = best.offer(spec, cand, config)
-                if plan is not None:
-                    plans.append(plan)
+        for cand in _deeper(fitted.candidate, share, granules, open_dims[:1], options):
+            plan = best.offer(spec, cand, config)
+            if plan is not None:
+                plans.append(plan)
         top = _fastest(plans)
         scored.append((top.cycles, sharding, fitted.candidate.split))
     scored.sort()
@@ -250,18 +249,6 @@ def _default_search(spec, config, options, best: _Best) -> None:
             best.offer(spec, cand, config)
     if _deepen(spec, config, options, best, granules, order):
         _polish(spec, config, best, granules, order)
-
-
-def _streaming_dims(open_dims: list[int]) -> list[list[int]]:
-    """The dims the first phase deepens a fitted split along, one at a time: the first
-    (the seed's split order) and the innermost (a Conv's or Gemm's output channels: each
-    step then loads a piece of the weights while the previous piece multiplies, instead
-    of the whole weight before the first multiply; the input, whose window does not
-    depend on it, is loaded once)."""
-    if not open_dims:
-        return []
-    last = max(open_dims)
-    return [open_dims[:1]] + ([[last]] if last != open_dims[0] else [])
 
 
 def _share(loops, sharding) -> list[int]:
