@@ -3,7 +3,9 @@ candidate, shared by the search (dependency sets, edge slices), the slice-by-sli
 reference run of a plan, and the lowered Program (issue 12).
 
 The anchor's loop space is cut into tile shares (`sharding`, near-equal pieces on each
-dim's granule; the first pieces are the largest), each share into steps (`split`). Steps
+dim's granule; the first pieces are the largest), each share into steps (`split`); a
+reduction cut falls on the granules its `ReduceCut` carries (`reduce_granules`: the
+channel blocks of the operands it reads). Steps
 run as a loop nest: dim 0 outermost, the last dim innermost, then - when the plan cuts
 a node's reduction in time - its reduction pieces innermost of all (partial sums
 accumulate over consecutive steps, seed 003's psum). A reduction cut over tiles gives
