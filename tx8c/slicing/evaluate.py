@@ -80,7 +80,9 @@ from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
 from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
 from tx8c.slicing.steps import (
     anchor_granules,
+    channel_granule,
     downstream_of,
+    reduce_pieces,
     reduce_tree,
     step_windows,
     tiles,
@@ -220,8 +222,7 @@ def _reduce_pieces(cand: Candidate, reduce: Window | None) -> list[list[tuple[in
     """The pieces in time of a tile's reduction window (none without a reduction cut)."""
     if cand.reduce is None:
         return []
-    return [piece_bounds(hi - lo, s)
-            for (lo, hi), s in zip(reduce.pairs(), cand.reduce.split, strict=True)]
+    return reduce_pieces(reduce, cand.reduce)
 
 
 class Propagator:
@@ -555,11 +556,8 @@ def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
     for n in spec.nodes:
         for r, value in enumerate(n.results):
             if value.aligned and value.shape:
-                c = value.shape[-1]
-                int8 = value.dtype in ("i8", "ui8")
-                granule = c if c <= config.channel_threshold(int8) else config.channel_block(
-                    int8)
-                blocks[ValueRef(n.index, r)] = (len(value.shape) - 1, granule)
+                blocks[ValueRef(n.index, r)] = (len(value.shape) - 1,
+                                                channel_granule(value, config))
     return blocks
 
 

@@ -22,6 +22,10 @@ class ReduceCut:
     node: int
     sharding: tuple[int, ...]
     split: tuple[int, ...]
+    granule: tuple[int, ...] = ()
+    """Per reduction dim, the multiples its cuts (over tiles and in time) fall on: the
+    channel block of an operand whose channels it follows (`steps.reduce_granules`).
+    Empty: the dims' own granules over tiles, anywhere in time."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ class Plan:
         candidate = Candidate(
             tuple(cand["sharding"]), tuple(cand["split"]),
             None if reduce is None else ReduceCut(
-                reduce["node"], tuple(reduce["sharding"]), tuple(reduce["split"])),
+                reduce["node"], tuple(reduce["sharding"]), tuple(reduce["split"]),
+                tuple(reduce.get("granule", ()))),
             cand["pipelined"], cand.get("deep", False),
         )
         return Plan(

@@ -29,13 +29,14 @@ from tx8c.slicing.evaluate import Evaluator, Pending, Rejected
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Candidate, Plan, ReduceCut
 from tx8c.slicing.space import (
+    halved_split,
     next_split,
     products,
     ranked_shardings,
     split_order,
     split_values,
 )
-from tx8c.slicing.steps import anchor_granules
+from tx8c.slicing.steps import anchor_granules, reduce_granules
 from tx8c.target.config import TX8Config
 
 MODES = ("default", "exhaustive")
@@ -321,7 +322,7 @@ def _deeper(base: Candidate, share, granules, dims, options) -> Iterator[Candida
     for d in dims:
         split = list(base.split)
         for _ in range(limit):
-            nxt = next_split(share[d], split[d] * 2 - 1, granules[d])
+            nxt = halved_split(share[d], split[d], granules[d])
             if nxt is None:
                 break
             split[d] = nxt
@@ -334,8 +335,8 @@ def _pairs(base: Candidate, share, granules, dims) -> Iterator[Candidate]:
         for b in dims[i + 1:]:
             split = list(base.split)
             while True:
-                na = next_split(share[a], split[a] * 2 - 1, granules[a])
-                nb = next_split(share[b], split[b] * 2 - 1, granules[b])
+                na = halved_split(share[a], split[a], granules[a])
+                nb = halved_split(share[b], split[b], granules[b])
                 if na is None or nb is None:
                     break
                 split[a], split[b] = na, nb
@@ -379,20 +380,36 @@ def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Can
     """Cutting the reduction of the group's NE node (or its only reducing node) on top of
     `base`, which keeps `used` tiles busy: in time (psum; up to `REDUCE_STEPS` pieces)
     and over the tiles the sharding leaves idle."""
+    spare = max(1, config.tiles_per_chip // max(1, used))
+    for cut in reduce_cuts(spec, spare, config):
+        for pipelined in (True, False):
+            yield Candidate(base.sharding, base.split, cut, pipelined)
+
+
+def reduce_cuts(spec, tiles: int, config) -> list[ReduceCut]:
+    """The cuts of the reduction of the group's NE node (or its only reducing node): over
+    up to `tiles` tiles and in up to `REDUCE_STEPS` pieces in time, powers of two on
+    its first cuttable reduction dim, on the dims' granules (`reduce_granules`: an
+    operand's channel blocks). A cut that gives the same pieces as a smaller one (too
+    few granules to cut further) is left out, and so is one that cuts nothing."""
     node = _reducing_node(spec)
     if node is None:
-        return
+        return []
     reduction = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
     if not any(d.cut for d in reduction):
-        return
-    spare = max(1, config.tiles_per_chip // max(1, used))
+        return []
+    granule = reduce_granules(spec, node, config)
+    first = next(i for i, d in enumerate(reduction) if d.cut)
+    size, g = reduction[first].size, granule[first]
+    out, seen = [], set()
     for split in _reduce_values(reduction, REDUCE_STEPS):
-        for shard in _reduce_values(reduction, spare):
-            if math.prod(split) * math.prod(shard) == 1:
-                continue  # no cut: `base` itself
-            for pipelined in (True, False):
-                yield Candidate(base.sharding, base.split, ReduceCut(node, shard, split),
-                                pipelined)
+        for shard in _reduce_values(reduction, tiles):
+            share = piece_bounds(size, shard[first], g)
+            pieces = (len(share), len(piece_bounds(share[0][1], split[first], g)))
+            if pieces != (1, 1) and pieces not in seen:
+                seen.add(pieces)
+                out.append(ReduceCut(node, shard, split, granule))
+    return out
 
 
 def _used_tiles(spec, cand: Candidate, granules) -> int:
@@ -437,15 +454,8 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
     shardings = [s for level in levels for s in level]
     if (1,) * len(loops) not in shardings:
         shardings.append((1,) * len(loops))
-    node = _reducing_node(spec)
-    reductions: list[ReduceCut | None] = [None]
-    if node is not None:
-        dims = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
-        if any(d.cut for d in dims):
-            for split in _reduce_values(dims, REDUCE_STEPS):
-                for shard in _reduce_values(dims, config.tiles_per_chip):
-                    if math.prod(split) * math.prod(shard) > 1:
-                        reductions.append(ReduceCut(node, shard, split))
+    reductions: list[ReduceCut | None] = [None, *reduce_cuts(spec, config.tiles_per_chip,
+                                                             config)]
     for sharding in shardings:
         share = _share(loops, sharding)
         choices = [split_values(n, g) if d.split else [1]

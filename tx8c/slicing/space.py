@@ -95,6 +95,20 @@ def next_split(size: int, current: int, granule: int = 1) -> int | None:
     return None
 
 
+def halved_split(size: int, current: int, granule: int = 1) -> int | None:
+    """The smallest split whose pieces of a dim of `size` are at most half (rounded up,
+    in granules) of those `current` gives: the search's "double the split". None when
+    one granule per piece is reached. A dim of 28 goes 1, 2, 4, 7, 14, 28 (pieces of
+    28, 14, 7, 4, 2, 1); `next_split(size, 2 * current - 1)` skipped 7 and 14 (4 gives
+    pieces of 7, and 7 pieces of 4 are not smaller than those of 2 * 4 - 1 = 7)."""
+    units = math.ceil(size / granule)
+    piece = math.ceil(units / current)
+    if piece <= 1:
+        return None
+    half = math.ceil(piece / 2)
+    return math.ceil(units / half)
+
+
 def split_order(rank: int, n_first: bool) -> list[int]:
     """The order in which dims are split: the last dim first (seed 003's default), or the
     first with `n_first`."""

@@ -3,7 +3,9 @@ candidate, shared by the search (dependency sets, edge slices), the slice-by-sli
 reference run of a plan, and the lowered Program (issue 12).
 
 The anchor's loop space is cut into tile shares (`sharding`, near-equal pieces on each
-dim's granule; the first pieces are the largest), each share into steps (`split`). Steps
+dim's granule; the first pieces are the largest), each share into steps (`split`); a
+reduction cut falls on the granules its `ReduceCut` carries (`reduce_granules`: the
+channel blocks of the operands it reads). Steps
 run as a loop nest: dim 0 outermost, the last dim innermost, then - when the plan cuts
 a node's reduction in time - its reduction pieces innermost of all (partial sums
 accumulate over consecutive steps, seed 003's psum). A reduction cut over tiles gives
@@ -19,13 +21,14 @@ partial sum is complete), stores too; every other node at the *first*.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import product
 
 from tx8c.interfaces.sharding import Window, piece_bounds
-from tx8c.slicing.group import GroupSpec
-from tx8c.slicing.plan import Candidate
+from tx8c.slicing.group import GroupSpec, Stored
+from tx8c.slicing.plan import Candidate, ReduceCut
 from tx8c.slicing.propagate import Windows, propagate
 
 
@@ -57,16 +60,52 @@ def _granules(spec: GroupSpec, block_dim: int | None, block: int) -> list[int]:
     return [max(d.granule, block if i == block_dim else 1) for i, d in enumerate(loops)]
 
 
+def channel_granule(value: Stored, config) -> int:
+    """The multiples cuts along a stored value's channel (last) dim fall on (seed 003
+    alignCx): a channel-aligned value's whole C up to the plain-NHWC threshold (its
+    channels are never cut), else its channel block; 1 for a compact value."""
+    if not value.aligned or not value.shape:
+        return 1
+    c = value.shape[-1]
+    int8 = value.dtype in ("i8", "ui8")
+    return c if c <= config.channel_threshold(int8) else config.channel_block(int8)
+
+
 def anchor_granules(spec: GroupSpec, config) -> list[int]:
     """Per anchor dim, the granule of its cuts: the dim's own, and a channel-aligned
     stored output's channel block on its last dim (seed 003 alignCx)."""
     out = spec.nodes[spec.anchor].results[0]
     if not out.aligned or not out.shape:
         return _granules(spec, None, 1)
-    c = out.shape[-1]
-    int8 = out.dtype in ("i8", "ui8")
-    block = c if c <= config.channel_threshold(int8) else config.channel_block(int8)
-    return _granules(spec, len(out.shape) - 1, block)
+    return _granules(spec, len(out.shape) - 1, channel_granule(out, config))
+
+
+def reduce_granules(spec: GroupSpec, node: int, config) -> tuple[int, ...]:
+    """Per reduction dim of `node`, the granule of its cuts over tiles and in time (what
+    a `ReduceCut` of it carries): the dim's own, and the channel granule of each operand
+    whose channel dim follows it (a Gemm's K read from a channel-aligned activation, a
+    Conv's input channels), so that no cut leaves an operand's window off its channel
+    blocks. Without it a cut in 2^k pieces is rejected whenever the channel blocks do
+    not divide by 2^k (BERT's K of 768 = 12 blocks of 64 cut in 8)."""
+    n = spec.nodes[node]
+    first = n.slicer.num_outputs
+    granules = [d.granule for d in n.slicer.loops[first:]]
+    for ref, axes in zip(n.inputs, n.slicer.axes, strict=True):
+        if not axes or axes[-1] is None or axes[-1] < first:
+            continue
+        value = spec.inputs[ref.index] if ref.is_input else spec.nodes[ref.node].results[
+            ref.index]
+        d = axes[-1] - first
+        granules[d] = math.lcm(granules[d], channel_granule(value, config))
+    return tuple(granules)
+
+
+def reduce_pieces(window: Window, cut: ReduceCut) -> list[list[tuple[int, int]]]:
+    """The pieces in time, per reduction dim, of a tile's reduction `window` under `cut`
+    (offsets from the window's start: near-equal, on the cut's granules)."""
+    granules = cut.granule or (1,) * len(cut.split)
+    return [piece_bounds(hi - lo, s, g)
+            for (lo, hi), s, g in zip(window.pairs(), cut.split, granules, strict=True)]
 
 
 def tiles(spec: GroupSpec, cand: Candidate, config) -> list[Tile]:
@@ -79,10 +118,11 @@ def tiles(spec: GroupSpec, cand: Candidate, config) -> list[Tile]:
     if cand.reduce is not None:
         node = spec.nodes[cand.reduce.node].slicer
         dims = node.loops[node.num_outputs:]
+        granules = cand.reduce.granule or tuple(d.granule for d in dims)
         reduce_pieces = [
             Window.of(p) for p in product(*(
-                piece_bounds(d.size, s, d.granule)
-                for d, s in zip(dims, cand.reduce.sharding, strict=True)))
+                piece_bounds(d.size, s, g)
+                for d, s, g in zip(dims, cand.reduce.sharding, granules, strict=True)))
         ]
     out = []
     for pairs in product(*per_dim):
@@ -124,9 +164,7 @@ def step_windows(tile: Tile, cand: Candidate, granules
         reduce_steps = [
             Window.of([(lo + a, lo + b) for (lo, _), (a, b) in zip(tile.reduce.pairs(), p,
                                                                     strict=True)])
-            for p in product(*(piece_bounds(hi - lo, s)
-                               for (lo, hi), s in zip(tile.reduce.pairs(), cand.reduce.split,
-                                                      strict=True)))
+            for p in product(*reduce_pieces(tile.reduce, cand.reduce))
         ]
     for pairs in product(*per_dim):
         anchor = Window.of([(lo + a, lo + b) for (lo, _), (a, b) in zip(tile.anchor.pairs(),

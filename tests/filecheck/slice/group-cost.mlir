@@ -64,7 +64,7 @@ func.func @gemm_k_split(%x: tensor<8x8192xf32>, %w: tensor<8192x16xf32>) -> tens
 }
 }
 // SPACE:      group 2: Gemm#2 [8, 16]
-// CHECK:      tx8c.plan = "{{.*}}\22reduce\22:{\22node\22:2,\22sharding\22:[{{[0-9]+}}],\22split\22:[{{[0-9]+}}]}
+// CHECK:      tx8c.plan = "{{.*}}\22reduce\22:{\22granule\22:[{{[0-9]+}}],\22node\22:2,\22sharding\22:[{{[0-9]+}}],\22split\22:[{{[0-9]+}}]}
 // CHECK:      tx8be.Gemm {{.*}}temporal_mem_slice = [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}]
 
 // -----
