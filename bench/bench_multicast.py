@@ -36,6 +36,7 @@ from tx8c.analysis.roofline import model_roofline  # noqa: E402
 from tx8c.analysis.spm_resident import read_residency  # noqa: E402
 from tx8c.codegen.lower import lower_module  # noqa: E402
 from tx8c.const_container import module_container  # noqa: E402
+from tx8c.errors import Tx8Error  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.frontend.onnx.loader import prepare  # noqa: E402
 from tx8c.pipeline import CompileOptions, run_pipeline  # noqa: E402
@@ -95,7 +96,11 @@ def main(argv: list[str]) -> int:
     for name in args.models.split(","):
         for setting in args.settings.split(","):
             for budget in args.spm_resident.split(","):
-                row(measure(args.models_dir / f"{name}.onnx", setting, int(budget)))
+                try:
+                    row(measure(args.models_dir / f"{name}.onnx", setting, int(budget)))
+                except Tx8Error as e:  # a budget that breaks a model is a result too
+                    print(f"| {name} | {setting} | {budget} | fails: "
+                          f"{str(e).splitlines()[0][:200]} |", flush=True)
     return 0
 
 

@@ -16,6 +16,7 @@ from tx8c.analysis.spm_resident import (
     check_options,
     choose,
     group_reserve,
+    lowered_cap,
     page_location,
     per_tile_bytes,
 )
@@ -74,6 +75,37 @@ def test_place_within_leaves_out_what_does_not_fit():
                Buffer("c", 100, ((2, 4),))]
     assert place_within(buffers, [0, 1, 2], conflicts(buffers), 100, 200) == [0, 100, 0]
     assert place_within(buffers, [1, 0, 2], conflicts(buffers), 100, 100) == [-1, 0, -1]
+    # one capacity per buffer: b may end at 100 at most (above a it would end at 200)
+    assert place_within(buffers, [0, 1, 2], conflicts(buffers), 100, [200, 100, 200]
+                        ) == [0, -1, 0]
+    assert place_within(buffers, [1, 0, 2], conflicts(buffers), 100, [100, 100, 200]
+                        ) == [-1, 0, 100]
+
+
+@settings(max_examples=60, deadline=None)
+@given(candidates, st.lists(st.sampled_from([0, 4096, 65536, 131072, 262144]),
+                            min_size=12, max_size=12))
+def test_chosen_values_keep_every_epoch_below_its_cap(found, caps):
+    values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
+              for i, (size, start, length, loads) in enumerate(found)]
+    epochs = max(c.live[1] for c in values)
+    residency = choose(values, epochs, 262144, 4096, 16, caps[:epochs])
+    assert all(r <= cap for r, cap in zip(residency.reserve, caps, strict=False))
+    uncapped = choose(values, epochs, 262144, 4096, 16)
+    if all(r <= cap for r, cap in zip(uncapped.reserve, caps, strict=False)):
+        assert residency == uncapped  # caps that nothing reaches change nothing
+
+
+def test_a_lowered_cap_is_the_reserve_level_below():
+    budget = 1 << 20
+    assert lowered_cap(1, budget) == 0
+    assert lowered_cap(1 << 18, budget) == 0
+    assert lowered_cap((1 << 18) + 1, budget) == 1 << 18
+    assert lowered_cap(budget, budget) == 3 << 18
+    odd = 1_000_001  # not a multiple of its step: the level below is the step's
+    assert lowered_cap(odd, odd) == 4 * (odd // 4)
+    assert all(lowered_cap(r, budget) < group_reserve(r, budget)
+               for r in range(1, budget + 1, 4096))
 
 
 @pytest.mark.parametrize("budget, page, message", [
