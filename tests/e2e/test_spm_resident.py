@@ -206,6 +206,13 @@ def test_cli_reports_the_values_kept_and_rejects_a_budget_past_the_spm(tmp_path,
     assert resident["budget"] == BUDGET and resident["values"] == len(resident["names"]) > 0
     assert f"spm-resident: {resident['values']} values kept in SPM" in printed
     assert report["options"]["spm_resident"] == BUDGET
+    assert main(["compile", str(model), "-o", str(tmp_path / "default"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "default" / "report.json").read_text())
+    assert report["resident"]["budget"] == 1 << 20  # on by default: a third of 3 MiB
+    assert main(["compile", str(model), "-o", str(tmp_path / "off"), "--quiet",
+                 "--spm-resident", "0"]) == 0
+    assert json.loads((tmp_path / "off" / "report.json").read_text())["resident"] is None
+    capsys.readouterr()
     assert main(["compile", str(model), "-o", str(tmp_path / "bad"), "--quiet",
                  "--spm-resident", str(4 << 20)]) == 1
     error = capsys.readouterr().err

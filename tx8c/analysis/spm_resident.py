@@ -52,6 +52,11 @@ GROUP_ATTR = "tx8c.resident"
 RESERVE_LEVELS = 4
 """The reserves groups plan with: multiples of budget / RESERVE_LEVELS."""
 
+DEFAULT_SHARE = 3
+"""The default budget is the tile's SPM / DEFAULT_SHARE (`default_budget`)."""
+DEFAULT_PAGE = 4096
+"""The default page size."""
+
 
 class ResidencyError(Tx8Error):
     """A bad spm-resident option."""
@@ -113,6 +118,14 @@ class GroupResidency:
     reserve: int = 0
     operands: tuple[int, ...] = ()
     results: tuple[int, ...] = ()
+
+
+def default_budget(config: TX8Config) -> int:
+    """The budget spm-resident uses unless told: a third of a tile's SPM in whole default
+    pages (1 MiB of the default TX8Config's 3 MiB), chosen from the sweep in
+    bench/README.md ("spm-resident on by default"). Scaling with the SPM leaves a small
+    target's groups room to plan."""
+    return config.spm_bytes_per_tile // DEFAULT_SHARE // DEFAULT_PAGE * DEFAULT_PAGE
 
 
 def reserve_step(budget: int) -> int:

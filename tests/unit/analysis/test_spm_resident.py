@@ -15,12 +15,14 @@ from tx8c.analysis.spm_resident import (
     ResidencyError,
     check_options,
     choose,
+    default_budget,
     group_reserve,
     lowered_cap,
     page_location,
     per_tile_bytes,
 )
-from tx8c.target.config import DEFAULT_CONFIG
+from tx8c.pipeline import CompileOptions, pipeline_spec
+from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 
 
 @settings(deadline=None)
@@ -124,3 +126,13 @@ def test_group_reserves_are_a_few_levels_never_below_the_epoch_reserve():
     levels = {group_reserve(r, budget) for r in range(0, budget + 1, 4096)}
     assert levels == {0, 1 << 18, 1 << 19, 3 << 18, 1 << 20}
     assert all(r <= group_reserve(r, budget) <= budget for r in range(0, budget + 1, 4096))
+
+
+def test_residency_is_on_by_default_with_a_third_of_the_spm():
+    assert default_budget(DEFAULT_CONFIG) == 1 << 20
+    small = TX8Config(spm_bytes_per_tile=64 * 1024)
+    assert default_budget(small) == 20480  # whole pages, room left for the groups
+    check_options(default_budget(small), 4096, small)
+    assert "spm-resident," in pipeline_spec(CompileOptions())  # the pass's default
+    assert "spm-resident{budget=4096}" in pipeline_spec(CompileOptions(spm_resident=4096))
+    assert "spm-resident" not in pipeline_spec(CompileOptions(spm_resident=0))

@@ -1,6 +1,7 @@
 """`search.plan_exists` (spm-resident's check that a group can be planned below its
-reserve) says whether the search finds a plan - on the test chains and the bundled examples' groups, with the SPM
-left to the group shrinking from all of it to almost nothing."""
+reserve) says whether the search finds a plan - on the test chains and the bundled
+examples' groups, with the SPM left to the group shrinking from all of it to almost
+nothing."""
 
 from __future__ import annotations
 

@@ -24,8 +24,9 @@ epoch's, rounded up to a multiple of budget / 4, `group_reserve` -, its resident
 operands and results) when it has a reserve. With `budget` 0 the module is left
 unchanged. Values not chosen, graph inputs and outputs and constants stay in DDR.
 
-Options: `budget` (bytes of the region per tile; 0 turns residency off), `page` (bytes
-of a page, a multiple of `batch_align_bytes`).
+Options: `budget` (bytes of the region per tile; 0 turns residency off; unset, the
+default: `default_budget`, a third of the tile's SPM), `page` (bytes of a page, a
+multiple of `batch_align_bytes`).
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ from xdsl.passes import ModulePass
 from tx8c.analysis.ddr_tensors import ddr_tensors, main_body
 from tx8c.analysis.group_dag import barrier_epochs
 from tx8c.analysis.spm_resident import (
+    DEFAULT_PAGE,
     GROUP_ATTR,
     Candidate,
     GroupResidency,
     Residency,
     check_options,
     choose,
+    default_budget,
     group_reserve,
     lowered_cap,
     write_group_residency,
@@ -61,13 +64,14 @@ from tx8c.target.config import target_config
 class SpmResidentPass(ModulePass):
     name = "spm-resident"
 
-    budget: int = 0
-    page: int = 4096
+    budget: int | None = None
+    page: int = DEFAULT_PAGE
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = target_config(op)
-        check_options(self.budget, self.page, config)
-        if self.budget == 0:
+        budget = default_budget(config) if self.budget is None else self.budget
+        check_options(budget, self.page, config)
+        if budget == 0:
             return
         found = ddr_tensors(op, config)
         groups = group_ops(main_body(op))
@@ -83,10 +87,10 @@ class SpmResidentPass(ModulePass):
         candidates = [Candidate(v.name, v.size, v.live, loads.get(v.name, 0))
                       for v in found.values if v.kind == "value" and v.name not in excluded]
         epochs = barrier_epochs(groups)
-        caps = [self.budget] * found.epochs
+        caps = [budget] * found.epochs
         fits: dict[tuple, bool] = {}  # per group key: a plan exists below its reserve
         while True:
-            residency = choose(candidates, found.epochs, self.budget, self.page,
+            residency = choose(candidates, found.epochs, budget, self.page,
                                config.tiles_per_chip, caps)
             write_residency(op, residency)
             reserved = _write_groups(groups, epochs, residency, found.names)
@@ -94,7 +98,7 @@ class SpmResidentPass(ModulePass):
             if not starved:
                 return
             for epoch in starved:
-                caps[epoch] = lowered_cap(residency.reserve[epoch], self.budget)
+                caps[epoch] = lowered_cap(residency.reserve[epoch], budget)
 
 
 def _write_groups(groups: list[GroupOp], epochs: list[int], residency: Residency,
