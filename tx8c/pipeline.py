@@ -47,9 +47,10 @@ class CompileOptions:
     opt_ddr: bool = True
     """Seed 003 opt_ddr: large constants start on a DDR bank boundary in `consts.bin`
     (`ConstContainer.ddr_layout`); off, every constant is packed tightly."""
-    spm_resident: int = 0
+    spm_resident: int | None = None
     """spm-resident's budget: bytes at the top of every tile's SPM that may keep values
-    between groups instead of DDR (issue 11); 0, the default, keeps every value in
+    between groups instead of DDR (issue 11); None, the default, is the pass's default
+    (a third of the tile's SPM: 1 MiB on the default target); 0 keeps every value in
     DDR."""
     jobs: int = 0
     """Worker processes of the slicing search (group-cost's `jobs`): distinct groups are
@@ -64,7 +65,7 @@ class CompileOptions:
             raise Tx8Error(f"--opt-level must be 0 or 1, got {self.opt_level}")
         if self.jobs < 0:
             raise Tx8Error(f"--jobs must be >= 0 (0: as many as the cores), got {self.jobs}")
-        if self.spm_resident < 0:
+        if self.spm_resident is not None and self.spm_resident < 0:
             raise Tx8Error(f"--spm-resident must be >= 0 (bytes per tile; 0: off), got "
                            f"{self.spm_resident}")
         if self.regroup < 0:
@@ -159,9 +160,10 @@ def grouping_spec(options: CompileOptions) -> list[str]:
 
 def slicing_spec(options: CompileOptions) -> list[str]:
     """The slicing stage (seed 003 GroupCost): every group's plan, below the SPM that
-    spm-resident reserves for values kept between groups (when its budget is set)."""
-    resident = ([f"spm-resident{{budget={options.spm_resident}}}"]
-                if options.spm_resident else [])
+    spm-resident reserves for values kept between groups (unless its budget is 0)."""
+    budget = options.spm_resident
+    resident = (["spm-resident"] if budget is None
+                else [f"spm-resident{{budget={budget}}}"] if budget else [])
     return resident + [f"group-cost{{jobs={options.jobs}}}" if options.jobs
                        else "group-cost"]
 

@@ -37,9 +37,10 @@ from tx8c.sim.reference import input_names, main_function, run_reference
 
 
 @cache
-def compiled(name: str, spm_resident: int = 0):
+def compiled(name: str, spm_resident: int | None = None):
     """(module, program, container, inputs) of a bundled example, compiled once (with
-    `spm_resident`'s budget: values between groups kept in SPM, issue 11)."""
+    `spm_resident`'s budget: values between groups kept in SPM, issue 11; None, the
+    compiler's default)."""
     model, _ = prepare(MODELS[name](), None)
     inputs = onnx_inputs(model, seed=0)
     module = import_onnx(model).module

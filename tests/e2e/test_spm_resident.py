@@ -7,11 +7,13 @@ buffers is a clear error, never a silent answer."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from xdsl.dialects.builtin import StringAttr
 
 from examples.make_models import MODELS
 from tests.e2e.test_cmodel_v2 import (
@@ -23,13 +25,19 @@ from tests.e2e.test_cmodel_v2 import (
 from tests.random_graphs import dag_steps
 from tx8c.analysis.spm_resident import read_group_residency, read_residency
 from tx8c.codegen.c_backend import find_compiler, run_c
-from tx8c.codegen.lower import group_plan
+from tx8c.codegen.lower import group_plan, lower_module
+from tx8c.const_container import module_container
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8ComputeError
-from tx8c.pipeline import CompileOptions
+from tx8c.frontend.onnx.importer import import_onnx
+from tx8c.frontend.onnx.loader import prepare
+from tx8c.frontend.onnx.runtime import random_inputs
+from tx8c.pipeline import CompileOptions, run_pipeline
 from tx8c.sim.cmodel_v2 import resolve_ops, run_program
-from tx8c.sim.reference import run_reference
+from tx8c.sim.reference import input_names, main_function, run_reference
+from tx8c.slicing.search import NoPlan
 from tx8c.target.config import target_config
+from tx8c.transforms.ddr import spm_resident as the_pass
 
 BUDGET = 1 << 20
 
@@ -135,6 +143,51 @@ def test_random_graphs_equal_the_reference_with_values_in_spm(steps) -> None:
     assert_compiled_equals_reference(steps, CompileOptions(spm_resident=16 * 1024))
 
 
+SMALL_SPM = {"spm_bytes_per_tile": 64 * 1024}
+"""A target where a budget of almost the whole SPM leaves a group of the transformer
+example no plan below its reserve (it needs 35 072 bytes per tile)."""
+
+
+def compiled_on(name: str, target: dict, budget: int):
+    """(module, program, container, inputs) of an example compiled for `target`."""
+    model, _ = prepare(MODELS[name](), None)
+    inputs = random_inputs(model, seed=0)
+    module = import_onnx(model).module
+    module.attributes["tx8c.target"] = StringAttr(json.dumps(target))
+    run_pipeline(module, CompileOptions(verify_each_pass=True, spm_resident=budget))
+    container = module_container(module)
+    program = lower_module(module, container)
+    return module, program, container, [inputs[n] for n in input_names(main_function(module))]
+
+
+def test_a_budget_of_almost_the_whole_spm_degrades_instead_of_failing() -> None:
+    """Every group gets a plan below its reserve: the epochs whose groups would have
+    none keep fewer values resident (capped reserves), and the program still equals
+    the reference."""
+    budget = SMALL_SPM["spm_bytes_per_tile"] - 4096
+    module, program, container, inputs = compiled_on("transformer_encoder", SMALL_SPM,
+                                                     budget)
+    config = target_config(module)
+    residency = read_residency(module)
+    assert residency is not None and residency.values
+    assert max(residency.reserve) < budget  # capped: the whole budget would starve a group
+    for g in module.walk():
+        if isinstance(g, GroupOp) and g.attr("group_tag") != GroupOp.IN_DDR:
+            reserve = read_group_residency(g).reserve
+            assert group_plan(g).spm_peak <= config.spm_bytes_per_tile - reserve
+    got, _ = run_program(program, module, inputs, container)
+    assert_matches(run_reference(module, inputs), got, not split_reduction(program))
+
+
+def test_without_the_check_the_reserve_starves_a_group(monkeypatch) -> None:
+    """Mutation: spm-resident believing every group fits. group-cost then has no plan
+    for a group below its reserve and says so, naming the reserve."""
+    monkeypatch.setattr(the_pass, "plan_exists", lambda spec, config: True)
+    budget = SMALL_SPM["spm_bytes_per_tile"] - 4096
+    with pytest.raises(NoPlan, match="kept for values between groups.*smaller --spm-resident"):
+        compiled_on("transformer_encoder", SMALL_SPM, budget)
+
+
 def test_cli_reports_the_values_kept_and_rejects_a_budget_past_the_spm(tmp_path, capsys
                                                                        ) -> None:
     import json
@@ -153,6 +206,13 @@ def test_cli_reports_the_values_kept_and_rejects_a_budget_past_the_spm(tmp_path,
     assert resident["budget"] == BUDGET and resident["values"] == len(resident["names"]) > 0
     assert f"spm-resident: {resident['values']} values kept in SPM" in printed
     assert report["options"]["spm_resident"] == BUDGET
+    assert main(["compile", str(model), "-o", str(tmp_path / "default"), "--quiet"]) == 0
+    report = json.loads((tmp_path / "default" / "report.json").read_text())
+    assert report["resident"]["budget"] == 1 << 20  # on by default: a third of 3 MiB
+    assert main(["compile", str(model), "-o", str(tmp_path / "off"), "--quiet",
+                 "--spm-resident", "0"]) == 0
+    assert json.loads((tmp_path / "off" / "report.json").read_text())["resident"] is None
+    capsys.readouterr()
     assert main(["compile", str(model), "-o", str(tmp_path / "bad"), "--quiet",
                  "--spm-resident", str(4 << 20)]) == 1
     error = capsys.readouterr().err

@@ -203,16 +203,18 @@ def place(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[
 
 
 def place_within(buffers: Sequence[Buffer], order: Sequence[int], neighbours: list[set[int]],
-                 align: int, capacity: int) -> list[int]:
-    """Greedy placement in `order` into `capacity` bytes, leaving out what does not fit:
-    each buffer at the lowest aligned offset clear of the conflicting buffers placed
-    before it, or -1 when that offset would end past `capacity` (the buffer is not
-    placed, and later buffers may take the room it would have needed)."""
+                 align: int, capacity: int | Sequence[int]) -> list[int]:
+    """Greedy placement in `order` into `capacity` bytes (one for all buffers, or one
+    per buffer), leaving out what does not fit: each buffer at the lowest aligned offset
+    clear of the conflicting buffers placed before it, or -1 when that offset would end
+    past its capacity (the buffer is not placed, and later buffers may take the room it
+    would have needed)."""
     offsets = [-1] * len(buffers)
+    limits = [capacity] * len(buffers) if isinstance(capacity, int) else capacity
     for i in order:
         size = aligned(buffers[i].size, align)
         offset = _lowest_offset(buffers, offsets, neighbours[i], size, align)
-        if offset + size <= capacity:
+        if offset + size <= limits[i]:
             offsets[i] = offset
     return offsets
 

@@ -34,6 +34,7 @@ does not fit stays in DDR.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -50,6 +51,11 @@ GROUP_ATTR = "tx8c.resident"
 
 RESERVE_LEVELS = 4
 """The reserves groups plan with: multiples of budget / RESERVE_LEVELS."""
+
+DEFAULT_SHARE = 3
+"""The default budget is the tile's SPM / DEFAULT_SHARE (`default_budget`)."""
+DEFAULT_PAGE = 4096
+"""The default page size."""
 
 
 class ResidencyError(Tx8Error):
@@ -114,10 +120,31 @@ class GroupResidency:
     results: tuple[int, ...] = ()
 
 
+def default_budget(config: TX8Config) -> int:
+    """The budget spm-resident uses unless told: a third of a tile's SPM in whole default
+    pages (1 MiB of the default TX8Config's 3 MiB), chosen from the sweep in
+    bench/README.md ("spm-resident on by default"). Scaling with the SPM leaves a small
+    target's groups room to plan."""
+    return config.spm_bytes_per_tile // DEFAULT_SHARE // DEFAULT_PAGE * DEFAULT_PAGE
+
+
+def reserve_step(budget: int) -> int:
+    """The unit of the reserves groups plan with (module docstring)."""
+    return max(1, budget // RESERVE_LEVELS)
+
+
 def group_reserve(reserve: int, budget: int) -> int:
     """The SPM a group of an epoch with `reserve` plans without (module docstring)."""
-    step = max(1, budget // RESERVE_LEVELS)
+    step = reserve_step(budget)
     return min(budget, -(-reserve // step) * step)
+
+
+def lowered_cap(reserve: int, budget: int) -> int:
+    """The cap of an epoch whose groups cannot all be planned below `group_reserve(
+    reserve)` (> 0): the level below it (0 at the lowest: nothing resident in the
+    epoch)."""
+    step = reserve_step(budget)
+    return (group_reserve(reserve, budget) - 1) // step * step
 
 
 def per_tile_bytes(size: int, page: int, tiles: int) -> int:
@@ -157,10 +184,14 @@ class Candidate:
 
 
 def choose(candidates: list[Candidate], epochs: int, budget: int, page: int,
-           tiles: int) -> Residency:
-    """The resident values and their region offsets (module docstring, "Which values")."""
+           tiles: int, caps: Sequence[int] | None = None) -> Residency:
+    """The resident values and their region offsets (module docstring, "Which values");
+    with `caps`, the reserve of epoch e never exceeds `caps[e]` (a value live in e ends
+    in the region at or below it)."""
     buffers = [Buffer(c.name, per_tile_bytes(c.size, page, tiles), (c.live,))
                for c in candidates]
+    limits = [min([budget] + [caps[e] for e in range(*c.live)]) if caps else budget
+              for c in candidates]
 
     def worth(i: int) -> tuple:
         c, b = candidates[i], buffers[i]
@@ -168,7 +199,7 @@ def choose(candidates: list[Candidate], epochs: int, budget: int, page: int,
         return (-saved / (b.size * (c.live[1] - c.live[0])), c.name)
 
     order = sorted(range(len(candidates)), key=worth)
-    offsets = place_within(buffers, order, conflicts(buffers), page, budget)
+    offsets = place_within(buffers, order, conflicts(buffers), page, limits)
     values = tuple(ResidentValue(c.name, c.size, b.size, o, c.live)
                    for c, b, o in zip(candidates, buffers, offsets, strict=True) if o >= 0)
     reserve = [0] * epochs

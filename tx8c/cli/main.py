@@ -453,7 +453,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_ddr=getattr(args, "opt_ddr", True),
         opt_group=args.opt_group, group_patterns=args.group_patterns,
         opt_barrier=args.opt_barrier, regroup=args.regroup,
-        spm_resident=getattr(args, "spm_resident", 0),
+        spm_resident=getattr(args, "spm_resident", None),
         dma_conversions=getattr(args, "dma_conversions", True),
         jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
@@ -930,9 +930,10 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--regroup", type=int, default=0, metavar="WINDOW",
                    help="merge up to WINDOW adjacent groups where the slicing estimate "
                    "says it pays (regroup-by-cost; 0 = off, the default)")
-    p.add_argument("--spm-resident", type=non_negative_int, default=0, metavar="BYTES",
+    p.add_argument("--spm-resident", type=non_negative_int, default=None, metavar="BYTES",
                    help="keep values between groups in the top BYTES of every tile's SPM "
-                   "instead of DDR, where they fit (spm-resident; 0 = off, the default)")
+                   "instead of DDR, where they fit (spm-resident; default: a third of "
+                   "the tile's SPM, 1 MiB on the default target; 0 = off)")
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")

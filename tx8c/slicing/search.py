@@ -158,10 +158,15 @@ def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOp
         raise NoPlan(f"{name}: no sharding/split of its {len(spec.nodes)} ops can run: "
                      f"{best.first_reason}")
     need = f" (the smallest candidate needs {best.smallest_spm} bytes per tile)"
+    room, fix = f"{config.spm_bytes_per_tile} bytes of SPM per tile", ""
+    if spec.spm_reserve:
+        room = (f"the {config.spm_bytes_per_tile - spec.spm_reserve} bytes of SPM per tile "
+                f"below the {spec.spm_reserve} kept for values between groups")
+        fix = ", a smaller --spm-resident"
     raise NoPlan(
-        f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in "
-        f"{config.spm_bytes_per_tile} bytes of SPM per tile{need}; give the target "
-        "more SPM (--target-config) or split the group (opt-group=none)"
+        f"{name}: no sharding/split of its {len(spec.nodes)} ops fits in {room}{need}; "
+        f"give the target more SPM (--target-config){fix} or split the group "
+        "(opt-group=none)"
     )
 
 
@@ -211,14 +216,7 @@ def _default_search(spec, config, options, best: _Best) -> None:
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
     deep pipelines for the best plans; a polish around the best."""
     loops = spec.anchor_loops
-    granules = anchor_granules(spec, config)
-    levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
-                              options.max_sharding, options.n_first)
-    visited = [s for level in levels[: options.levels] for s in level]
-    none = (1,) * len(loops)
-    if none not in visited:
-        visited.append(none)
-    order = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
+    granules, visited, order = _first_phase(spec, config, options)
     scored: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
     for sharding in visited:
         share = _share(loops, sharding)
@@ -242,13 +240,47 @@ def _default_search(spec, config, options, best: _Best) -> None:
             best.offer(spec, cand, config)
         for cand in _pairs(base, share, granules, order):
             best.offer(spec, cand, config)
-    for base in _reduce_bases(spec, best, scored, visited, granules, options,
-                              config.tiles_per_chip):
-        used = _used_tiles(spec, base, granules)
-        for cand in _reduce_candidates(spec, base, used, config):
-            best.offer(spec, cand, config)
+    for cand in _reduce_phase(spec, config, options, best, scored, visited, granules):
+        best.offer(spec, cand, config)
     if _deepen(spec, config, options, best, granules, order):
         _polish(spec, config, best, granules, order)
+
+
+def _first_phase(spec, config, options) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
+    """(the anchor's granules, the shardings the first phase visits - the first `levels`
+    levels, then no sharding -, the splittable dims in `split_order`)."""
+    loops = spec.anchor_loops
+    granules = anchor_granules(spec, config)
+    levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
+                              options.max_sharding, options.n_first)
+    visited = [s for level in levels[: options.levels] for s in level]
+    none = (1,) * len(loops)
+    if none not in visited:
+        visited.append(none)
+    order = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
+    return granules, visited, order
+
+
+def plan_exists(spec: GroupSpec, config: TX8Config,
+                options: SearchOptions = SearchOptions()) -> bool:
+    """Whether the default search finds a plan for `spec`, decided cheaply: it finds one
+    exactly when a candidate of its first phase (each sharding at the smallest split
+    that fits, DS_TileSplit) or, none fitting, of its reduction cut phase fits; this
+    offers those candidates in the same order and stops at the first that fits. Used by
+    spm-resident to keep a group's reserve below what the group needs."""
+    best = _Best(Evaluator(spec, config))
+    if not spec.sliceable:
+        loops = len(spec.anchor_loops)
+        return best.offer(spec, Candidate((1,) * loops, (1,) * loops, None, False),
+                          config) is not None
+    granules, visited, order = _first_phase(spec, config, options)
+    for sharding in visited:
+        share = _share(spec.anchor_loops, sharding)
+        if _smallest_split(spec, sharding, share, granules, order, config, best,
+                           both=False) is not None:
+            return True
+    return any(best.offer(spec, cand, config) is not None
+               for cand in _reduce_phase(spec, config, options, best, [], visited, granules))
 
 
 def _share(loops, sharding) -> list[int]:
@@ -298,14 +330,16 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
                                config)
 
 
-def _smallest_split(spec, sharding, share, granules, order, config, best: _Best
-                    ) -> Pending | None:
+def _smallest_split(spec, sharding, share, granules, order, config, best: _Best,
+                    both: bool = True) -> Pending | None:
     """The seed's DS_TileSplit: split one dim at a time (in `split_order`) until the
-    candidate fits; its unpipelined form is offered too."""
+    candidate fits; its unpipelined form is offered too (with `both`)."""
     split = [1] * len(share)
     while True:
         cand = Candidate(tuple(sharding), tuple(split))
         plan = best.offer(spec, cand, config)
+        if plan is not None and not both:
+            return plan
         if plan is not None:
             other = best.offer(spec, replace(cand, pipelined=False), config)
             return plan if other is None else _fastest([plan, other])
@@ -351,6 +385,16 @@ def _grow(split, share, granules, order) -> list[int] | None:
             grown[d] = nxt
             return grown
     return None
+
+
+def _reduce_phase(spec, config, options, best: _Best, scored, visited, granules
+                  ) -> Iterator[Candidate]:
+    """The reduction cut phase's candidates: every cut (`_reduce_candidates`) on every
+    base (`_reduce_bases`, chosen before the first is offered)."""
+    for base in _reduce_bases(spec, best, scored, visited, granules, options,
+                              config.tiles_per_chip):
+        used = _used_tiles(spec, base, granules)
+        yield from _reduce_candidates(spec, base, used, config)
 
 
 def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: int

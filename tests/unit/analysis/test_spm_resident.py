@@ -15,11 +15,14 @@ from tx8c.analysis.spm_resident import (
     ResidencyError,
     check_options,
     choose,
+    default_budget,
     group_reserve,
+    lowered_cap,
     page_location,
     per_tile_bytes,
 )
-from tx8c.target.config import DEFAULT_CONFIG
+from tx8c.pipeline import CompileOptions, pipeline_spec
+from tx8c.target.config import DEFAULT_CONFIG, TX8Config
 
 
 @settings(deadline=None)
@@ -74,6 +77,37 @@ def test_place_within_leaves_out_what_does_not_fit():
                Buffer("c", 100, ((2, 4),))]
     assert place_within(buffers, [0, 1, 2], conflicts(buffers), 100, 200) == [0, 100, 0]
     assert place_within(buffers, [1, 0, 2], conflicts(buffers), 100, 100) == [-1, 0, -1]
+    # one capacity per buffer: b may end at 100 at most (above a it would end at 200)
+    assert place_within(buffers, [0, 1, 2], conflicts(buffers), 100, [200, 100, 200]
+                        ) == [0, -1, 0]
+    assert place_within(buffers, [1, 0, 2], conflicts(buffers), 100, [100, 100, 200]
+                        ) == [-1, 0, 100]
+
+
+@settings(max_examples=60, deadline=None)
+@given(candidates, st.lists(st.sampled_from([0, 4096, 65536, 131072, 262144]),
+                            min_size=12, max_size=12))
+def test_chosen_values_keep_every_epoch_below_its_cap(found, caps):
+    values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
+              for i, (size, start, length, loads) in enumerate(found)]
+    epochs = max(c.live[1] for c in values)
+    residency = choose(values, epochs, 262144, 4096, 16, caps[:epochs])
+    assert all(r <= cap for r, cap in zip(residency.reserve, caps, strict=False))
+    uncapped = choose(values, epochs, 262144, 4096, 16)
+    if all(r <= cap for r, cap in zip(uncapped.reserve, caps, strict=False)):
+        assert residency == uncapped  # caps that nothing reaches change nothing
+
+
+def test_a_lowered_cap_is_the_reserve_level_below():
+    budget = 1 << 20
+    assert lowered_cap(1, budget) == 0
+    assert lowered_cap(1 << 18, budget) == 0
+    assert lowered_cap((1 << 18) + 1, budget) == 1 << 18
+    assert lowered_cap(budget, budget) == 3 << 18
+    odd = 1_000_001  # not a multiple of its step: the level below is the step's
+    assert lowered_cap(odd, odd) == 4 * (odd // 4)
+    assert all(lowered_cap(r, budget) < group_reserve(r, budget)
+               for r in range(1, budget + 1, 4096))
 
 
 @pytest.mark.parametrize("budget, page, message", [
@@ -92,3 +126,13 @@ def test_group_reserves_are_a_few_levels_never_below_the_epoch_reserve():
     levels = {group_reserve(r, budget) for r in range(0, budget + 1, 4096)}
     assert levels == {0, 1 << 18, 1 << 19, 3 << 18, 1 << 20}
     assert all(r <= group_reserve(r, budget) <= budget for r in range(0, budget + 1, 4096))
+
+
+def test_residency_is_on_by_default_with_a_third_of_the_spm():
+    assert default_budget(DEFAULT_CONFIG) == 1 << 20
+    small = TX8Config(spm_bytes_per_tile=64 * 1024)
+    assert default_budget(small) == 20480  # whole pages, room left for the groups
+    check_options(default_budget(small), 4096, small)
+    assert "spm-resident," in pipeline_spec(CompileOptions())  # the pass's default
+    assert "spm-resident{budget=4096}" in pipeline_spec(CompileOptions(spm_resident=4096))
+    assert "spm-resident" not in pipeline_spec(CompileOptions(spm_resident=0))
