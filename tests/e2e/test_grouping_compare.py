@@ -26,9 +26,9 @@ def test_compare_through_grouping(name: str, tmp_path: Path, capsys) -> None:
     assert main(["compare", str(path), "--json", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)["stages"]
     stages = [r["stage"] for r in rows]
-    assert stages[-12:-6] == GROUP_PASSES
-    assert stages[-6:] == ["group-cost", "ddr-alloc", "ddr-reorder", "cmodel", "cmodel v2",
-                           "C"]
+    assert stages[-13:-7] == GROUP_PASSES
+    assert stages[-7:] == ["spm-resident", "group-cost", "ddr-alloc", "ddr-reorder", "cmodel",
+                           "cmodel v2", "C"]
     c_row = rows.pop()
     assert all(r["verdict"] == "PASS" for r in rows)
     assert rows[-2]["equals_reference"]  # cmodel v1; v2 may sum partials in another order

@@ -95,7 +95,10 @@ def test_the_search_streams_the_weights_and_cmodel_v2_agrees():
     computes the reference's result in cmodel v2, in the cycles the estimate says."""
     module = two_layers()
     spec, gemm = second_gemm(module)
-    run(module, slicing_spec(CompileOptions(jobs=1)) + ddr_spec(CompileOptions()))
+    # Weights streamed from DDR: with values kept in SPM (on by default) the group's
+    # reserve leaves less room and the plan is another.
+    options = CompileOptions(jobs=1, spm_resident=0)
+    run(module, slicing_spec(options) + ddr_spec(options))
     rows = json.loads(module.attributes["tx8c.slicing"].data)["groups"]
     row = rows[-1]
     assert row["reduce"] is not None and row["steps"] == 3
