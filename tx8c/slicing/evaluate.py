@@ -262,7 +262,8 @@ class _Sharded:
     def __init__(self, spec: GroupSpec, cand: Candidate, config: TX8Config, propagate):
         self.config = config
         self.shares = tiles(spec, cand, config)
-        self.active = sum(1 for t in self.shares if not t.anchor.is_empty())
+        self.busy = [t for t in self.shares if not t.anchor.is_empty()]
+        self.active = len(self.busy)
         first = self.shares[0]
         self.share = propagate(first.anchor, _reduce(cand, first.reduce))
         self.block = _channel_blocks(spec, config)
@@ -275,7 +276,6 @@ class _Sharded:
             return  # data_split goes no further
         self.tile_store_error = _tile_store_clash(spec, cand, self.shares, self.share,
                                                   propagate)
-        self.busy = [t for t in self.shares if not t.anchor.is_empty()]
         self.windows = [moving(spec, propagate(t.anchor, _reduce(cand, t.reduce)).loops)
                         for t in self.busy] if len(self.busy) > 1 else []
         self.multicast = multicast_loads(spec, self.busy, self.windows, config)

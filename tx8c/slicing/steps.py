@@ -93,10 +93,8 @@ def reduce_granules(spec: GroupSpec, node: int, config) -> tuple[int, ...]:
     for ref, axes in zip(n.inputs, n.slicer.axes, strict=True):
         if not axes or axes[-1] is None or axes[-1] < first:
             continue
-        value = spec.inputs[ref.index] if ref.is_input else spec.nodes[ref.node].results[
-            ref.index]
         d = axes[-1] - first
-        granules[d] = math.lcm(granules[d], channel_granule(value, config))
+        granules[d] = math.lcm(granules[d], channel_granule(spec.value(ref), config))
     return tuple(granules)
 
 
