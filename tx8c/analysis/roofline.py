@@ -13,7 +13,11 @@ No schedule of the model on the chip can take less than
   (Constant / LoadConst value) once, every graph input once and every graph output once,
   in logical (compact) bytes. Padding of channel-aligned layouts, re-reads and
   intermediate spills are costs of a plan, not of the model, so the bound leaves them
-  out and stays a true lower bound.
+  out and stays a true lower bound. A table only Gathers read (an embedding) counts the
+  rows they pick - their results' bytes, at most the table -, not the whole table: a
+  Gather reads its rows straight from DDR (seed 003), and BERT-base's 94 MB word
+  embedding would otherwise make the bound larger than the bytes the chip moves. The
+  indices are runtime data; they are taken distinct, as the estimate takes them.
 
 The bound is attained only by a perfect machine; an estimate's ratio to it says how far a
 plan is from the hardware's limit.
@@ -79,10 +83,20 @@ def _logical_bytes(t) -> int:
     return count * to_numpy_dtype(t.get_element_type()).itemsize
 
 
+def _gathered_bytes(op) -> int | None:
+    """The bytes of the rows the Gathers reading `op`'s value as their table pick (their
+    results), or None when anything else reads it (the whole value is compulsory)."""
+    uses = list(op.results[0].uses)
+    if not uses or any(u.operation.name != "tx8be.Gather" or u.index != 0 for u in uses):
+        return None
+    return sum(_logical_bytes(u.operation.results[0].type) for u in uses)
+
+
 def model_roofline(module: ModuleOp, config: TX8Config) -> Roofline:
     """The roofline bound of `module` (its functions, groups entered)."""
     flops: dict[str, int] = defaultdict(int)
     weights: dict[object, int] = {}
+    gathered: dict[object, int | None] = {}  # per weight: rows Gathers pick; None: all read
     io = 0
     for op in module.walk():
         if isinstance(op, func.FuncOp):
@@ -92,11 +106,14 @@ def model_roofline(module: ModuleOp, config: TX8Config) -> Roofline:
             # one weight, once: LoadConsts of one constant share its id
             key = ("id", op.attr("const_id")) if op.name == "tx8be.LoadConst" else op
             weights[key] = _logical_bytes(op.results[0].type)
+            rows, seen = _gathered_bytes(op), gathered.get(key, 0)
+            gathered[key] = None if rows is None or seen is None else seen + rows
         elif isinstance(op, Tx8beOp) and op.name not in _NO_WORK:
             work = op.work(op.loop_shape())
             flops[work.dtype] += work.flops
     compute = sum(n / peak_flops(dtype, config) for dtype, n in flops.items())
-    weight_bytes = sum(weights.values())
+    weight_bytes = sum(whole if gathered[key] is None else min(whole, gathered[key])
+                       for key, whole in weights.items())
     memory = (weight_bytes + io) / config.ddr_bandwidth_bytes_per_s
     return Roofline(
         tuple(sorted(flops.items())), weight_bytes, io, compute, memory

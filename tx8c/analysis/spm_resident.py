@@ -25,7 +25,9 @@ longer (8.0 s -> 29.3 s) for plans that differ little.
 
 **Which values.** Values between groups (not graph inputs or outputs, not constants)
 that every reader loads with a DMA (no kernel reads them straight from DDR) and that
-no relabel group aliases. They are taken greedily by DDR bytes saved per reserved
+no relabel group aliases, and whose transfers are faster over the NoC than through DDR
+(`transfer_cycles_saved`: a small value's window pays the NoC's hops and gains little
+bandwidth, so it stays in DDR). They are taken greedily by cycles saved per reserved
 byte-epoch - a store and one load per reading group, over `per_tile` times the epochs
 held - and placed first-fit in the region (`interval_alloc.place_within`); a value that
 does not fit stays in DDR.
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from tx8c.analysis.interval_alloc import Buffer, conflicts, place_within
 from tx8c.errors import Tx8Error
 from tx8c.target.config import TX8Config
+from tx8c.target.cost import dma_cycles, resident_dma_cycles
 
 RESIDENT_ATTR = "tx8c.resident"
 """Module attribute: the `Residency` as JSON."""
@@ -183,22 +186,37 @@ class Candidate:
     loads: int
 
 
+def transfer_cycles_saved(size: int, config: TX8Config) -> int:
+    """Cycles one transfer (a group's store or load) of a value of `size` stored bytes
+    saves when the value is resident: the group is taken to spread the value over every
+    tile of the chip, all streaming at once (the plans of the groups between two large
+    ones), so each tile's window of size / tiles bytes crosses DDR at its share of the
+    chip's bandwidth (`cost.dma_cycles`) or the NoC from the pages
+    (`cost.resident_dma_cycles`: the hops to the farthest tile, then the port's rate).
+    Negative for small values, whose windows are mostly the hops (on the default target
+    a window below ~370 bytes)."""
+    tiles = config.tiles_per_chip
+    window = -(-size // tiles)
+    return (dma_cycles(window, config, streaming_tiles=tiles)
+            - resident_dma_cycles(window, config))
+
+
 def choose(candidates: list[Candidate], epochs: int, budget: int, page: int,
-           tiles: int, caps: Sequence[int] | None = None) -> Residency:
+           config: TX8Config, caps: Sequence[int] | None = None) -> Residency:
     """The resident values and their region offsets (module docstring, "Which values");
     with `caps`, the reserve of epoch e never exceeds `caps[e]` (a value live in e ends
     in the region at or below it)."""
-    buffers = [Buffer(c.name, per_tile_bytes(c.size, page, tiles), (c.live,))
-               for c in candidates]
+    buffers = [Buffer(c.name, per_tile_bytes(c.size, page, config.tiles_per_chip),
+                      (c.live,)) for c in candidates]
     limits = [min([budget] + [caps[e] for e in range(*c.live)]) if caps else budget
               for c in candidates]
+    saved = [transfer_cycles_saved(c.size, config) * (1 + c.loads) for c in candidates]
 
     def worth(i: int) -> tuple:
         c, b = candidates[i], buffers[i]
-        saved = c.size * (1 + c.loads)
-        return (-saved / (b.size * (c.live[1] - c.live[0])), c.name)
+        return (-saved[i] / (b.size * (c.live[1] - c.live[0])), c.name)
 
-    order = sorted(range(len(candidates)), key=worth)
+    order = sorted((i for i in range(len(candidates)) if saved[i] > 0), key=worth)
     offsets = place_within(buffers, order, conflicts(buffers), page, limits)
     values = tuple(ResidentValue(c.name, c.size, b.size, o, c.live)
                    for c, b, o in zip(candidates, buffers, offsets, strict=True) if o >= 0)

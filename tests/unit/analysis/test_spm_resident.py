@@ -20,6 +20,7 @@ from tx8c.analysis.spm_resident import (
     lowered_cap,
     page_location,
     per_tile_bytes,
+    transfer_cycles_saved,
 )
 from tx8c.pipeline import CompileOptions, pipeline_spec
 from tx8c.target.config import DEFAULT_CONFIG, TX8Config
@@ -48,7 +49,7 @@ def test_chosen_values_fit_and_never_meet_in_the_region(found, budget):
     values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
               for i, (size, start, length, loads) in enumerate(found)]
     epochs = max(c.live[1] for c in values)
-    residency = choose(values, epochs, budget, 4096, 16)
+    residency = choose(values, epochs, budget, 4096, DEFAULT_CONFIG)
     chosen = residency.values
     for v in chosen:
         assert v.region % 4096 == 0 and v.region + v.per_tile <= budget
@@ -66,10 +67,29 @@ def test_chosen_values_fit_and_never_meet_in_the_region(found, budget):
 
 def test_a_value_too_large_for_the_budget_stays_in_ddr_and_a_smaller_one_takes_it():
     values = [Candidate("big", 16 * 8192, (0, 2), 1), Candidate("small", 16 * 4096, (0, 2), 1)]
-    residency = choose(values, 2, 4096, 4096, 16)
+    residency = choose(values, 2, 4096, 4096, DEFAULT_CONFIG)
     assert [v.name for v in residency.values] == ["small"]
     assert residency.reserve == (4096, 4096)
     assert residency.bytes_kept == 16 * 4096
+
+
+def test_a_value_whose_windows_are_faster_through_ddr_stays_there():
+    # a 4 KiB value: 256 bytes per tile, 64 + 21 cycles through DDR at 16 tiles' share,
+    # 64 + 6 hops x 4 + 4 from the pages; at 64 KiB the NoC wins (392 vs 152)
+    assert transfer_cycles_saved(4096, DEFAULT_CONFIG) == 85 - 92
+    assert transfer_cycles_saved(65536, DEFAULT_CONFIG) == 392 - 152
+    values = [Candidate("tiny", 4096, (0, 2), 3), Candidate("large", 65536, (0, 2), 1)]
+    residency = choose(values, 2, 1 << 20, 4096, DEFAULT_CONFIG)
+    assert [v.name for v in residency.values] == ["large"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(candidates, st.sampled_from([0, 4096, 65536, 262144]))
+def test_every_chosen_value_saves_cycles(found, budget):
+    values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
+              for i, (size, start, length, loads) in enumerate(found)]
+    residency = choose(values, max(c.live[1] for c in values), budget, 4096, DEFAULT_CONFIG)
+    assert all(transfer_cycles_saved(v.size, DEFAULT_CONFIG) > 0 for v in residency.values)
 
 
 def test_place_within_leaves_out_what_does_not_fit():
@@ -91,9 +111,9 @@ def test_chosen_values_keep_every_epoch_below_its_cap(found, caps):
     values = [Candidate(f"g{i}.0", size, (start, start + length), loads)
               for i, (size, start, length, loads) in enumerate(found)]
     epochs = max(c.live[1] for c in values)
-    residency = choose(values, epochs, 262144, 4096, 16, caps[:epochs])
+    residency = choose(values, epochs, 262144, 4096, DEFAULT_CONFIG, caps[:epochs])
     assert all(r <= cap for r, cap in zip(residency.reserve, caps, strict=False))
-    uncapped = choose(values, epochs, 262144, 4096, 16)
+    uncapped = choose(values, epochs, 262144, 4096, DEFAULT_CONFIG)
     if all(r <= cap for r, cap in zip(uncapped.reserve, caps, strict=False)):
         assert residency == uncapped  # caps that nothing reaches change nothing
 

@@ -90,8 +90,7 @@ class SpmResidentPass(ModulePass):
         caps = [budget] * found.epochs
         fits: dict[tuple, bool] = {}  # per group key: a plan exists below its reserve
         while True:
-            residency = choose(candidates, found.epochs, budget, self.page,
-                               config.tiles_per_chip, caps)
+            residency = choose(candidates, found.epochs, budget, self.page, config, caps)
             write_residency(op, residency)
             reserved = _write_groups(groups, epochs, residency, found.names)
             starved = {epoch for g, epoch in reserved if not _plannable(g, config, fits)}
