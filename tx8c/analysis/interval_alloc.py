@@ -92,12 +92,19 @@ def aligned(size: int, align: int) -> int:
     return -(-size // align) * align
 
 
-def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
+Intervals = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""The non-empty live intervals of some buffers (`live_intervals`): owner index, start,
+end."""
+
+
+def max_live(buffers: Sequence[Buffer], align: int = 1, spans: Intervals | None = None
+             ) -> int:
     """The largest total of aligned sizes live at one instant (the lower bound): a sweep
     over the intervals' ends and starts, ends first at one instant (the intervals are
     half-open), done with numpy (a buffer unrolled over many steps has tens of
-    thousands of intervals)."""
-    owner, starts, ends = _intervals(buffers)
+    thousands of intervals). `spans`: `live_intervals(buffers)` when the caller has
+    them."""
+    owner, starts, ends = live_intervals(buffers) if spans is None else spans
     if not len(owner):
         return 0
     sizes = np.array([aligned(b.size, align) for b in buffers], dtype=np.int64)[owner]
@@ -107,14 +114,15 @@ def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
     return max(0, int(live.max()))
 
 
-def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
+def conflicts(buffers: Sequence[Buffer], spans: Intervals | None = None) -> list[set[int]]:
     """For each buffer, the indices of the buffers live at the same time as it: two
     buffers conflict when one of their (half-open, non-empty) intervals overlap, that
     is when they cover a common elementary segment between consecutive interval
     boundaries. With many intervals (a buffer unrolled over many steps) numpy computes
     it: per buffer the segments it covers, then a product counts the segments each pair
-    shares; with few, a sweep over the interval starts."""
-    owner, starts, ends = _intervals(buffers)
+    shares; with few, a sweep over the interval starts. `spans`: `live_intervals(buffers)`
+    when the caller has them."""
+    owner, starts, ends = live_intervals(buffers) if spans is None else spans
     if len(owner) < SWEEP_BELOW:
         return _swept_conflicts(buffers, owner, starts, ends)
     points = np.sort(np.concatenate([starts, ends]))  # repeated points: empty segments
@@ -147,7 +155,7 @@ def _swept_conflicts(buffers: Sequence[Buffer], owner: np.ndarray, starts: np.nd
     return neighbours
 
 
-def _intervals(buffers: Sequence[Buffer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def live_intervals(buffers: Sequence[Buffer]) -> Intervals:
     """The non-empty live intervals of `buffers` as arrays: owner index, start, end."""
     counts = [len(b.live) for b in buffers]
     flat = np.fromiter(chain.from_iterable(chain.from_iterable(b.live for b in buffers)),
@@ -233,13 +241,18 @@ def _lowest_offset(buffers: Sequence[Buffer], offsets: list[int], neighbours: se
 
 
 def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = None,
-             orders: Sequence[str] = tuple(ORDERS), improve: int = 0) -> Allocation:
+             orders: Sequence[str] = tuple(ORDERS), improve: int = 0,
+             spans: Intervals | None = None, live: int | None = None) -> Allocation:
     """The best placement over the greedy `orders`, then up to `improve` moves of the
     local search (`improve_order`) from the best one; `OutOfMemory` when even the best
-    exceeds `capacity` (the message gives the peak and the bound)."""
+    exceeds `capacity` (the message gives the peak and the bound). `spans` and `live`:
+    `live_intervals(buffers)` and `max_live(buffers, align)` when the caller has them
+    (the slicing search computes both for every candidate before placing it)."""
     buffers = list(buffers)
-    neighbours = conflicts(buffers)
-    bound = max(max_live(buffers, align), clique_bound(buffers, neighbours, align))
+    spans = live_intervals(buffers) if spans is None else spans
+    neighbours = conflicts(buffers, spans)
+    live = max_live(buffers, align, spans) if live is None else live
+    bound = max(live, clique_bound(buffers, neighbours, align))
     best: tuple[int, list[int], str, list[int]] | None = None
     for name in orders:
         order = sorted(range(len(buffers)), key=lambda i: ORDERS[name](buffers[i]))

@@ -72,7 +72,13 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from tx8c.analysis.interval_alloc import Buffer, OutOfMemory, allocate, max_live
+from tx8c.analysis.interval_alloc import (
+    Buffer,
+    OutOfMemory,
+    allocate,
+    live_intervals,
+    max_live,
+)
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef
@@ -1774,7 +1780,8 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
     capacity = config.spm_bytes_per_tile - spec.spm_reserve
-    bound = max_live(buffers, align)
+    spans = live_intervals(buffers)  # once for the bound and the placement
+    bound = max_live(buffers, align, spans)
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
@@ -1782,7 +1789,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     placed = None
     if allocate_spm:
         try:
-            placed = allocate(buffers, align, capacity)
+            placed = allocate(buffers, align, capacity, spans=spans, live=bound)
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
 
