@@ -83,7 +83,13 @@ from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
-from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
+from tx8c.slicing.propagate import (
+    Infeasible,
+    SweepMemo,
+    check_cuts,
+    largest_shapes,
+    propagate,
+)
 from tx8c.slicing.steps import (
     anchor_granules,
     channel_granule,
@@ -240,12 +246,13 @@ class Propagator:
         self.spec = spec
         self.cache: dict = {}
         self.shardings: dict = {}
+        self.memo = SweepMemo()
 
     def __call__(self, anchor: Window, reduce=None):
         key = (anchor, None if reduce is None else tuple(reduce.items()))
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = propagate(self.spec, anchor, reduce)
+            found = self.cache[key] = propagate(self.spec, anchor, reduce, self.memo)
         return found
 
     def sharded(self, cand: Candidate, config: TX8Config) -> _Sharded:
