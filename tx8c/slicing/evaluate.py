@@ -802,18 +802,25 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config,
     return out
 
 
-def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
+def node_tasks(spec: GroupSpec, split: Split, config: TX8Config, memo: dict | None = None
                ) -> tuple[tuple[Task, ...], dict[int, str]]:
-    """The node tasks of `tasks` at stage 0, and each running node's lane."""
+    """The node tasks of `tasks` at stage 0, and each running node's lane. `memo`: the
+    group's (node, slice shape, busy tiles) -> (work, lane, cycles, DDR cycles) of the
+    slices met so far (the search's splits give most nodes slices met before)."""
     out = []
     lanes: dict[int, str] = {}
+    memo = {} if memo is None else memo
     for n in spec.nodes:
         shape = split.slice_shapes[n.index]
         if shape is None or n.kind == "ddr":  # a table its readers fetch from DDR
             continue
-        work = n.slicer.work(shape)
-        lanes[n.index] = node_lane(n, work)
-        took, ddr = _work_cycles(work, split, config, n.resident)
+        key = (n.index, shape, split.tiles)
+        found = memo.get(key)
+        if found is None:
+            work = n.slicer.work(shape)
+            found = memo[key] = (work, node_lane(n, work),
+                                 *_work_cycles(work, split, config, n.resident))
+        work, lanes[n.index], took, ddr = found
         sources, hops, nbytes = _multicast_pays(n.index, work, took, split, config)
         out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0, ddr,
                         sources))
@@ -1703,6 +1710,8 @@ class Evaluator:
         back to the cache that holds the Pending."""
         self.floors: dict = {}
         """(tasks, schedule) -> `estimate_lower_bound` of them (as `estimates`)."""
+        self.slice_costs: dict = {}
+        """`node_tasks`' memo of the slices' work and cycles."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1716,7 +1725,7 @@ class Evaluator:
         """`data_split` of `cand` and its `node_tasks` (cached)."""
         def compute():
             split = data_split(self.spec, cand, self.config, self.propagate)
-            return split, node_tasks(self.spec, split, self.config)
+            return split, node_tasks(self.spec, split, self.config, self.slice_costs)
 
         return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
 
