@@ -34,6 +34,7 @@ import heapq
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -49,15 +50,17 @@ class Buffer:
     size: int
     live: tuple[tuple[int, int], ...]
 
-    @property
+    # cached: the allocator's greedy orders sort by them (a buffer unrolled over many
+    # steps has thousands of intervals)
+    @cached_property
     def start(self) -> int:
         return min(a for a, _ in self.live)
 
-    @property
+    @cached_property
     def end(self) -> int:
         return max(b for _, b in self.live)
 
-    @property
+    @cached_property
     def live_time(self) -> int:
         return sum(b - a for a, b in self.live)
 
@@ -126,9 +129,11 @@ def conflicts(buffers: Sequence[Buffer], spans: Intervals | None = None) -> list
     if len(owner) < SWEEP_BELOW:
         return _swept_conflicts(buffers, owner, starts, ends)
     points = np.sort(np.concatenate([starts, ends]))  # repeated points: empty segments
-    edges = np.zeros((len(buffers), len(points) + 1), dtype=np.int32)
-    np.add.at(edges, (owner, np.searchsorted(points, starts)), 1)
-    np.add.at(edges, (owner, np.searchsorted(points, ends)), -1)
+    width = len(points) + 1
+    cells = len(buffers) * width  # edges[owner, segment] counted flat (np.add.at's sums)
+    edges = (np.bincount(owner * width + np.searchsorted(points, starts), minlength=cells)
+             - np.bincount(owner * width + np.searchsorted(points, ends), minlength=cells)
+             ).reshape(len(buffers), width)
     covered = (np.cumsum(edges, axis=1) > 0).astype(np.float32)
     shared = covered @ covered.T  # segments in common (exact: fewer than 2**24)
     shared[np.diag_indices_from(shared)] = 0
