@@ -1399,9 +1399,11 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for i, need in enumerate(deps):
-        for d in set(need):
-            users[d].append(i)
-            waiting[i] += 1
+        if need:
+            distinct = set(need)
+            waiting[i] = len(distinct)
+            for d in distinct:
+                users[d].append(i)
     queues: list[list[int]] = [[] for _ in names]
     for i in sorted(range(n), key=key.__getitem__):
         queues[of[i]].append(i)
@@ -1451,10 +1453,14 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
                                "ones their lanes run later")
         ended_now = []
         if streaming:
-            channel += (then - now) * chip * rate * share
-            for i in streaming:
-                streaming[i] -= rate * (then - now)
-            ended_now = [i for i, left in streaming.items() if left <= 1e-6]
+            passed = then - now
+            channel += passed * chip * rate * share
+            drop = rate * passed
+            for i, left in streaming.items():  # values only: the dict keeps its size
+                left -= drop
+                streaming[i] = left
+                if left <= 1e-6:
+                    ended_now.append(i)
             for i in ended_now:
                 del streaming[i]
                 chip -= streams[i]
