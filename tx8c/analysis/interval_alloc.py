@@ -34,6 +34,7 @@ import heapq
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
@@ -49,15 +50,17 @@ class Buffer:
     size: int
     live: tuple[tuple[int, int], ...]
 
-    @property
+    # cached: the allocator's greedy orders sort by them (a buffer unrolled over many
+    # steps has thousands of intervals)
+    @cached_property
     def start(self) -> int:
         return min(a for a, _ in self.live)
 
-    @property
+    @cached_property
     def end(self) -> int:
         return max(b for _, b in self.live)
 
-    @property
+    @cached_property
     def live_time(self) -> int:
         return sum(b - a for a, b in self.live)
 
@@ -92,12 +95,19 @@ def aligned(size: int, align: int) -> int:
     return -(-size // align) * align
 
 
-def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
+Intervals = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""The non-empty live intervals of some buffers (`live_intervals`): owner index, start,
+end."""
+
+
+def max_live(buffers: Sequence[Buffer], align: int = 1, spans: Intervals | None = None
+             ) -> int:
     """The largest total of aligned sizes live at one instant (the lower bound): a sweep
     over the intervals' ends and starts, ends first at one instant (the intervals are
     half-open), done with numpy (a buffer unrolled over many steps has tens of
-    thousands of intervals)."""
-    owner, starts, ends = _intervals(buffers)
+    thousands of intervals). `spans`: `live_intervals(buffers)` when the caller has
+    them."""
+    owner, starts, ends = live_intervals(buffers) if spans is None else spans
     if not len(owner):
         return 0
     sizes = np.array([aligned(b.size, align) for b in buffers], dtype=np.int64)[owner]
@@ -107,20 +117,23 @@ def max_live(buffers: Sequence[Buffer], align: int = 1) -> int:
     return max(0, int(live.max()))
 
 
-def conflicts(buffers: Sequence[Buffer]) -> list[set[int]]:
+def conflicts(buffers: Sequence[Buffer], spans: Intervals | None = None) -> list[set[int]]:
     """For each buffer, the indices of the buffers live at the same time as it: two
     buffers conflict when one of their (half-open, non-empty) intervals overlap, that
     is when they cover a common elementary segment between consecutive interval
     boundaries. With many intervals (a buffer unrolled over many steps) numpy computes
     it: per buffer the segments it covers, then a product counts the segments each pair
-    shares; with few, a sweep over the interval starts."""
-    owner, starts, ends = _intervals(buffers)
+    shares; with few, a sweep over the interval starts. `spans`: `live_intervals(buffers)`
+    when the caller has them."""
+    owner, starts, ends = live_intervals(buffers) if spans is None else spans
     if len(owner) < SWEEP_BELOW:
         return _swept_conflicts(buffers, owner, starts, ends)
     points = np.sort(np.concatenate([starts, ends]))  # repeated points: empty segments
-    edges = np.zeros((len(buffers), len(points) + 1), dtype=np.int32)
-    np.add.at(edges, (owner, np.searchsorted(points, starts)), 1)
-    np.add.at(edges, (owner, np.searchsorted(points, ends)), -1)
+    width = len(points) + 1
+    cells = len(buffers) * width  # edges[owner, segment] counted flat (np.add.at's sums)
+    edges = (np.bincount(owner * width + np.searchsorted(points, starts), minlength=cells)
+             - np.bincount(owner * width + np.searchsorted(points, ends), minlength=cells)
+             ).reshape(len(buffers), width)
     covered = (np.cumsum(edges, axis=1) > 0).astype(np.float32)
     shared = covered @ covered.T  # segments in common (exact: fewer than 2**24)
     shared[np.diag_indices_from(shared)] = 0
@@ -147,7 +160,7 @@ def _swept_conflicts(buffers: Sequence[Buffer], owner: np.ndarray, starts: np.nd
     return neighbours
 
 
-def _intervals(buffers: Sequence[Buffer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def live_intervals(buffers: Sequence[Buffer]) -> Intervals:
     """The non-empty live intervals of `buffers` as arrays: owner index, start, end."""
     counts = [len(b.live) for b in buffers]
     flat = np.fromiter(chain.from_iterable(chain.from_iterable(b.live for b in buffers)),
@@ -233,13 +246,18 @@ def _lowest_offset(buffers: Sequence[Buffer], offsets: list[int], neighbours: se
 
 
 def allocate(buffers: Sequence[Buffer], align: int = 1, capacity: int | None = None,
-             orders: Sequence[str] = tuple(ORDERS), improve: int = 0) -> Allocation:
+             orders: Sequence[str] = tuple(ORDERS), improve: int = 0,
+             spans: Intervals | None = None, live: int | None = None) -> Allocation:
     """The best placement over the greedy `orders`, then up to `improve` moves of the
     local search (`improve_order`) from the best one; `OutOfMemory` when even the best
-    exceeds `capacity` (the message gives the peak and the bound)."""
+    exceeds `capacity` (the message gives the peak and the bound). `spans` and `live`:
+    `live_intervals(buffers)` and `max_live(buffers, align)` when the caller has them
+    (the slicing search computes both for every candidate before placing it)."""
     buffers = list(buffers)
-    neighbours = conflicts(buffers)
-    bound = max(max_live(buffers, align), clique_bound(buffers, neighbours, align))
+    spans = live_intervals(buffers) if spans is None else spans
+    neighbours = conflicts(buffers, spans)
+    live = max_live(buffers, align, spans) if live is None else live
+    bound = max(live, clique_bound(buffers, neighbours, align))
     best: tuple[int, list[int], str, list[int]] | None = None
     for name in orders:
         order = sorted(range(len(buffers)), key=lambda i: ORDERS[name](buffers[i]))

@@ -72,12 +72,24 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from tx8c.analysis.interval_alloc import Buffer, OutOfMemory, allocate, max_live
+from tx8c.analysis.interval_alloc import (
+    Buffer,
+    OutOfMemory,
+    allocate,
+    live_intervals,
+    max_live,
+)
 from tx8c.interfaces.oplib import Engine
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef
 from tx8c.slicing.plan import BufferPlan, Candidate, EngineTime, Plan
-from tx8c.slicing.propagate import Infeasible, check_cuts, largest_shapes, propagate
+from tx8c.slicing.propagate import (
+    Infeasible,
+    SweepMemo,
+    check_cuts,
+    largest_shapes,
+    propagate,
+)
 from tx8c.slicing.steps import (
     anchor_granules,
     channel_granule,
@@ -234,12 +246,13 @@ class Propagator:
         self.spec = spec
         self.cache: dict = {}
         self.shardings: dict = {}
+        self.memo = SweepMemo()
 
     def __call__(self, anchor: Window, reduce=None):
         key = (anchor, None if reduce is None else tuple(reduce.items()))
         found = self.cache.get(key)
         if found is None:
-            found = self.cache[key] = propagate(self.spec, anchor, reduce)
+            found = self.cache[key] = propagate(self.spec, anchor, reduce, self.memo)
         return found
 
     def sharded(self, cand: Candidate, config: TX8Config) -> _Sharded:
@@ -789,18 +802,25 @@ def tasks(spec: GroupSpec, cand: Candidate, split: Split, config: TX8Config,
     return out
 
 
-def node_tasks(spec: GroupSpec, split: Split, config: TX8Config
+def node_tasks(spec: GroupSpec, split: Split, config: TX8Config, memo: dict | None = None
                ) -> tuple[tuple[Task, ...], dict[int, str]]:
-    """The node tasks of `tasks` at stage 0, and each running node's lane."""
+    """The node tasks of `tasks` at stage 0, and each running node's lane. `memo`: the
+    group's (node, slice shape, busy tiles) -> (work, lane, cycles, DDR cycles) of the
+    slices met so far (the search's splits give most nodes slices met before)."""
     out = []
     lanes: dict[int, str] = {}
+    memo = {} if memo is None else memo
     for n in spec.nodes:
         shape = split.slice_shapes[n.index]
         if shape is None or n.kind == "ddr":  # a table its readers fetch from DDR
             continue
-        work = n.slicer.work(shape)
-        lanes[n.index] = node_lane(n, work)
-        took, ddr = _work_cycles(work, split, config, n.resident)
+        key = (n.index, shape, split.tiles)
+        found = memo.get(key)
+        if found is None:
+            work = n.slicer.work(shape)
+            found = memo[key] = (work, node_lane(n, work),
+                                 *_work_cycles(work, split, config, n.resident))
+        work, lanes[n.index], took, ddr = found
         sources, hops, nbytes = _multicast_pays(n.index, work, took, split, config)
         out.append(Task(n.index, lanes[n.index], took, split.counts[n.index], 0, ddr,
                         sources))
@@ -1379,9 +1399,11 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for i, need in enumerate(deps):
-        for d in set(need):
-            users[d].append(i)
-            waiting[i] += 1
+        if need:
+            distinct = set(need)
+            waiting[i] = len(distinct)
+            for d in distinct:
+                users[d].append(i)
     queues: list[list[int]] = [[] for _ in names]
     for i in sorted(range(n), key=key.__getitem__):
         queues[of[i]].append(i)
@@ -1431,10 +1453,14 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
                                "ones their lanes run later")
         ended_now = []
         if streaming:
-            channel += (then - now) * chip * rate * share
-            for i in streaming:
-                streaming[i] -= rate * (then - now)
-            ended_now = [i for i, left in streaming.items() if left <= 1e-6]
+            passed = then - now
+            channel += passed * chip * rate * share
+            drop = rate * passed
+            for i, left in streaming.items():  # values only: the dict keeps its size
+                left -= drop
+                streaming[i] = left
+                if left <= 1e-6:
+                    ended_now.append(i)
             for i in ended_now:
                 del streaming[i]
                 chip -= streams[i]
@@ -1690,6 +1716,8 @@ class Evaluator:
         back to the cache that holds the Pending."""
         self.floors: dict = {}
         """(tasks, schedule) -> `estimate_lower_bound` of them (as `estimates`)."""
+        self.slice_costs: dict = {}
+        """`node_tasks`' memo of the slices' work and cycles."""
 
     def __call__(self, cand: Candidate, allocate_spm: bool = True) -> Plan:
         return self.pending(cand, allocate_spm).plan
@@ -1703,7 +1731,7 @@ class Evaluator:
         """`data_split` of `cand` and its `node_tasks` (cached)."""
         def compute():
             split = data_split(self.spec, cand, self.config, self.propagate)
-            return split, node_tasks(self.spec, split, self.config)
+            return split, node_tasks(self.spec, split, self.config, self.slice_costs)
 
         return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
 
@@ -1774,7 +1802,8 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
     align = config.batch_align_bytes
     capacity = config.spm_bytes_per_tile - spec.spm_reserve
-    bound = max_live(buffers, align)
+    spans = live_intervals(buffers)  # once for the bound and the placement
+    bound = max_live(buffers, align, spans)
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
@@ -1782,7 +1811,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     placed = None
     if allocate_spm:
         try:
-            placed = allocate(buffers, align, capacity)
+            placed = allocate(buffers, align, capacity, spans=spans, live=bound)
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
 

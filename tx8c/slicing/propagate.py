@@ -12,7 +12,7 @@ only on whole channel blocks (seed 003's alignCx).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tx8c.interfaces.sharding import Window
@@ -94,12 +94,26 @@ def _larger(old: tuple[int, ...] | None, shape: tuple[int, ...]) -> tuple[int, .
     return tuple(map(max, old, shape))
 
 
-def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None = None
-              ) -> Windows:
+@dataclass
+class SweepMemo:
+    """What the sweeps of one group found, node by node: `back`, (node, loop window) ->
+    its `back_window`; `results`, (node, loop window) -> its `result_windows`. A node's
+    operand and result windows depend on its own loop window alone, and the search's
+    many slices of a group give most nodes the same windows again (on BERT-base half of
+    the node windows its sweeps meet repeat one)."""
+
+    back: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+
+
+def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None = None,
+              memo: SweepMemo | None = None) -> Windows:
     """The windows of every node when the anchor store's loop window is `anchor`;
-    `reduce[node]` is the window of that node's reduction dims (whole by default)."""
+    `reduce[node]` is the window of that node's reduction dims (whole by default).
+    `memo`: the group's `SweepMemo` (the same windows either way)."""
     reduce = reduce or {}
-    windows = _sweep(spec, anchor, reduce, frozenset())
+    memo = memo or SweepMemo()
+    windows = _sweep(spec, anchor, reduce, frozenset(), memo)
     if anchor != Window.whole(spec.anchor_shape):
         return windows
     short = partial_stores(spec, windows.loops)
@@ -114,7 +128,7 @@ def propagate(spec: GroupSpec, anchor: Window, reduce: dict[int, Window] | None 
     # asks for, rows of a Conv a Slice on the anchor's path drops) asks for its whole
     # value. Sweep again with them whole, so that their producers make the hull of what
     # every reader needs.
-    return _sweep(spec, anchor, reduce, short) if short else windows
+    return _sweep(spec, anchor, reduce, short, memo) if short else windows
 
 
 def _whole_reduction(spec: GroupSpec, node: int) -> Window:
@@ -125,7 +139,7 @@ def _whole_reduction(spec: GroupSpec, node: int) -> Window:
 def stores_whole(spec: GroupSpec) -> bool:
     """Whether the anchor's whole window alone makes every store of the group write its
     whole value (what lets the search cut the group by the anchor's slices)."""
-    windows = _sweep(spec, Window.whole(spec.anchor_shape), {}, frozenset())
+    windows = _sweep(spec, Window.whole(spec.anchor_shape), {}, frozenset(), SweepMemo())
     return not partial_stores(spec, windows.loops)
 
 
@@ -137,12 +151,13 @@ def partial_stores(spec: GroupSpec, loops) -> frozenset[int]:
         if node.kind == "store" and loops[node.index] != Window.whole(node.slicer.loop_shape))
 
 
-def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
-           ) -> Windows:
+def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int],
+           memo: SweepMemo) -> Windows:
     """One backward sweep; the nodes in `whole` run on their whole loop space (an
     unsliced slice computes everything) and ask their producers for all they read."""
     loops: list[Window | None] = [None] * len(spec.nodes)
     needed: dict[ValueRef, Window] = {}
+    back = memo.back
     for node, refs in zip(reversed(spec.nodes), reversed(spec.result_refs), strict=True):
         slicer = node.slicer
         if node.index == spec.anchor:
@@ -157,10 +172,14 @@ def _sweep(spec: GroupSpec, anchor: Window, reduce: dict, whole: frozenset[int]
             else:
                 continue  # nothing downstream reads it in this slice
         loops[node.index] = window
-        for ref, operand in zip(node.inputs, slicer.back_window(window), strict=True):
+        key = (node.index, window)
+        operands = back.get(key)
+        if operands is None:
+            operands = back[key] = slicer.back_window(window)
+        for ref, operand in zip(node.inputs, operands, strict=True):
             held = needed.get(ref)
             needed[ref] = operand if held is None else held.hull(operand)
-    _side_stores(spec, loops, needed)
+    _side_stores(spec, loops, needed, memo.results)
     return Windows(tuple(loops), needed)
 
 
@@ -174,7 +193,7 @@ def _with_reduction(slicer, out: Window, tail: Window | None) -> Window:
     return Window(out.start + tail.start, out.stop + tail.stop)
 
 
-def _side_stores(spec: GroupSpec, loops: list, needed: dict) -> None:
+def _side_stores(spec: GroupSpec, loops: list, needed: dict, made: dict) -> None:
     """A store of a value the anchor's slice computes on the way (an intermediate result
     that leaves the group, or another piece of a Split) writes the window computed."""
     for node in spec.nodes:
@@ -183,8 +202,11 @@ def _side_stores(spec: GroupSpec, loops: list, needed: dict) -> None:
         ref = node.inputs[0]
         if ref.is_input or loops[ref.node] is None:
             continue
-        producer = spec.nodes[ref.node]
-        window = producer.slicer.result_windows(loops[ref.node])[ref.index]
+        key = (ref.node, loops[ref.node])
+        windows = made.get(key)
+        if windows is None:
+            windows = made[key] = spec.nodes[ref.node].slicer.result_windows(loops[ref.node])
+        window = windows[ref.index]
         if window is not None:
             loops[node.index] = window
             needed[ref] = window if ref not in needed else needed[ref].hull(window)
