@@ -6,7 +6,9 @@ offsets, Estimate), on plain data.
 windows at the first, a middle and the last step position (`propagate`) give every
 node's largest slice and every value's largest window: what its buffers must hold and
 what its kernel costs (a node none of them runs - a piece of an anchor Split that only
-other tiles compute - is sized from the first step that runs it). Which split dims a
+other tiles compute - is sized from the first step that runs it); the steps at the
+short last piece of a dim (13 rows in steps of 7 + 6) cost their own, smaller slices
+(`edge_slices`: the lowering moves and computes the shorter piece). Which split dims a
 node's window depends on (probed by moving one step along each dim) says how often it
 runs: a weight that does not depend on the inner loops is loaded once per outer
 iteration (hoisted). A node some steps do not run at all (a piece of a Split: a tile

@@ -211,17 +211,23 @@ def test_the_extrapolated_estimate_counts_the_steps_past_the_last_whole_unit():
     assert estimate(spec, ts, schedule, DEFAULT_CONFIG)[0] == 2900
 
 
+def _add_group(shape: tuple[int, ...], cand):
+    """An Add of two random `shape` arrays: (module, its group's spec, its data split
+    under `cand`)."""
+    rng = np.random.default_rng(0)
+    module = single(AddOp, [rng.standard_normal(shape).astype(np.float32)
+                            for _ in range(2)])
+    spec = group_spec(the_group(module))
+    return module, spec, data_split(spec, cand, DEFAULT_CONFIG)
+
+
 def test_a_smaller_share_is_timed_with_its_own_slices(monkeypatch):
     """An Add of (64, 100) over 3 tiles of 34, 34 and 32 columns, 2 steps of 32 rows:
     tile 2's loads and store move 32 x 32 elements, not tile 0's 32 x 34. Timing tile 2
     with tile 0's slices made it load and store more, so the DDR looked busier than it
     is: 1.067 of cmodel v2; with its own slices (a tile class of its own) within 1 %."""
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((64, 100)).astype(np.float32) for _ in range(2))
-    module = single(AddOp, [a, b])
     cand = Candidate((1, 3), (2, 1))
-    spec = group_spec(the_group(module))
-    split = data_split(spec, cand, DEFAULT_CONFIG)
+    module, spec, split = _add_group((64, 100), cand)
     assert split.shares == (0, 0, 1)
     assert split.slice_shapes[0] == (32, 34) and split.share_slices[0][0] == (32, 32)
     assert [tc.size for tc in tile_classes(split, frozenset())] == [2, 1]
@@ -369,12 +375,8 @@ def test_a_remainder_step_moves_and_computes_its_shorter_piece(monkeypatch):
     lowering's windows do; the estimate sized both at 7 rows (Swin's LayerNorm over
     13-row shares: 1.10 of cmodel v2). `Split.edges` gives the last step's slices: the
     estimate is within 1 % of cmodel v2, and below the estimate with 7 rows at both."""
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((13, 4096)).astype(np.float32) for _ in range(2))
-    module = single(AddOp, [a, b])
     cand = Candidate((1, 1), (2, 1))
-    spec = group_spec(the_group(module))
-    split = data_split(spec, cand, DEFAULT_CONFIG)
+    module, spec, split = _add_group((13, 4096), cand)
     assert [(share, pattern) for share, pattern, _ in split.edges] == [
         (0, ((1, 2, frozenset({1})),))]
     assert {s for s in split.edges[0][2] if s is not None} == {(6, 4096)}
@@ -389,12 +391,9 @@ def test_a_remainder_step_recurring_every_unit_is_extrapolated(monkeypatch):
     """An Add of (40, 13, 256) in 40 x 2 steps (dim 1: rows 7 + 6): the remainder step
     recurs every 2 steps, which divides the repeating unit (the estimate simulates 14
     steps and extrapolates), so the extrapolated units keep it."""
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((40, 13, 256)).astype(np.float32) for _ in range(2))
-    module = single(AddOp, [a, b])
     cand = Candidate((1, 1, 1), (40, 2, 1))
-    spec = group_spec(the_group(module))
-    assert data_split(spec, cand, DEFAULT_CONFIG).edges
+    module, _, split = _add_group((40, 13, 256), cand)
+    assert split.edges
     _within(monkeypatch, module, cand, 0.02)
 
 
