@@ -6,7 +6,9 @@ offsets, Estimate), on plain data.
 windows at the first, a middle and the last step position (`propagate`) give every
 node's largest slice and every value's largest window: what its buffers must hold and
 what its kernel costs (a node none of them runs - a piece of an anchor Split that only
-other tiles compute - is sized from the first step that runs it). Which split dims a
+other tiles compute - is sized from the first step that runs it); the steps at the
+short last piece of a dim (13 rows in steps of 7 + 6) cost their own, smaller slices
+(`edge_slices`: the lowering moves and computes the shorter piece). Which split dims a
 node's window depends on (probed by moving one step along each dim) says how often it
 runs: a weight that does not depend on the inner loops is loaded once per outer
 iteration (hoisted). A node some steps do not run at all (a piece of a Split: a tile
@@ -71,6 +73,7 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import product
 
 from tx8c.analysis.interval_alloc import (
     Buffer,
@@ -223,6 +226,10 @@ class Split:
     """Per smaller share (as `share_slices`), its tiles' step count: fewer than `steps`
     where a split dim's share is short (14 rows over 4 tiles of 4, 4, 4, 2 rows in
     steps of 1 row), more where its pieces are cut finer."""
+    edges: tuple[tuple[int, RunSteps, tuple[tuple[int, ...] | None, ...]], ...] = ()
+    """The remainder steps (`edge_slices`): per share (0: tile 0's) and combination of
+    the loop dims whose last piece is shorter than the others, the steps at the last
+    index of those dims and the node slices there."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -335,13 +342,16 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     busy = sharded.busy
     absent = sharded.absent
     share_of, share_slices, share_steps = _share_slices(spec, cand, busy, slice_shapes,
-                                                        granules, propagate)
+                                                        granules, propagate, absent)
     uneven = any(n != steps for n in share_steps)
     shared, senders = sharded.multicast
     if uneven and shared:  # the source of a load run at many steps may move
         tile_steps = [share_steps[k - 1] if k else steps for k in share_of]
         shared, senders = multicast_loads(spec, busy, sharded.windows, config, tile_steps,
                                           counts)
+    edges = edge_slices(spec, cand, first, 0, granules, propagate)
+    for k in range(1, len(share_slices) + 1):
+        edges += edge_slices(spec, cand, busy[share_of.index(k)], k, granules, propagate)
     runs = ()
     if uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
@@ -349,7 +359,50 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                            granules, propagate, uneven)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
-                 share_slices, share_steps)
+                 share_slices, share_steps, edges)
+
+
+EDGE_DIMS = 3
+"""Loop dims with a short last piece up to which `edge_slices` sizes the remainder
+steps (2^3 - 1 combinations); beyond, every step keeps the largest slices."""
+
+
+def edge_slices(spec, cand, tile, share: int, granules, propagate
+                ) -> tuple[tuple[int, RunSteps, tuple], ...]:
+    """`Split.edges` of one share (`tile` its first tile). `piece_bounds` makes every
+    piece of a dim but the last as long: 13 rows in 2 steps are 7 + 6, and the steps
+    at the last index of such a dim move and compute less (cmodel v2 runs the lowered
+    windows: Swin's LayerNorm over 13-row shares stores 10 752 then 9 216 bytes). Per
+    non-empty set of those dims (the last index of each, the other dims at their first
+    and middle index, never their short last one): the steps (a `RunSteps` pattern) and
+    the largest node slices over those samples. Empty when every dim's pieces are
+    alike."""
+    pieces = _step_pieces(cand, tile.anchor, granules) + _reduce_pieces(cand, tile.reduce)
+    short = [d for d, p in enumerate(pieces)
+             if len(p) > 1 and p[-1][1] - p[-1][0] < p[0][1] - p[0][0]]
+    if not short or len(short) > EDGE_DIMS:
+        return ()
+    anchor_dims = len(cand.split)
+    strides = [math.prod(len(p) for p in pieces[d + 1:]) for d in range(len(pieces))]
+    out = []
+    for mask in range(1, 1 << len(short)):
+        at_last = {d for k, d in enumerate(short) if mask >> k & 1}
+        options = [[len(p) - 1] if d in at_last else sorted(
+            {0, len(p) // 2} - ({len(p) - 1} if d in short else set()))
+            for d, p in enumerate(pieces)]
+        samples = [propagate(*_at_index(tile, pieces, anchor_dims, index, cand))
+                   for index in product(*options)]
+        pattern = tuple((strides[d], len(pieces[d]), frozenset({len(pieces[d]) - 1}))
+                        for d in sorted(at_last))
+        out.append((share, pattern, tuple(_largest(spec, samples)[0])))
+    return tuple(out)
+
+
+def _at_index(tile, pieces, anchor_dims: int, index, cand):
+    """(anchor window, reduction windows) of the step at `index` (per dim of `pieces`:
+    the anchor's split dims, then the reduction's), for `propagate`."""
+    anchor, red = _at(tile, pieces[:anchor_dims], pieces[anchor_dims:], index)
+    return anchor, _reduce(cand, red)
 
 
 def moving(spec: GroupSpec, loops: tuple) -> tuple:
@@ -367,39 +420,58 @@ def moving(spec: GroupSpec, loops: tuple) -> tuple:
     return tuple(out)
 
 
-def _share_slices(spec, cand, busy, largest, granules, propagate
+def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
                   ) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
     """(`Split.shares`, `Split.share_slices`, `Split.share_steps`): the busy shares whose
     shape is not tile 0's (a dim the tiles do not divide evenly leaves the last tile
-    less), each with its largest slices over its first, middle and last step and its
-    step count. A node the first tile of a share moves nothing of (`moving`: another
-    Concatenate input than its own) takes its slice from the next tile of the share
-    that does; one none of them runs keeps `largest`'s. Empty when every busy share has
-    tile 0's shape."""
-    def shape(tile):
+    less), or whose tiles never run other nodes than tile 0 (`absent`, per busy tile:
+    the inputs of a Concatenate outside their rows or channels) and move other slices
+    of those they run than `largest`, each with its largest
+    slices over its first, middle and last step and its step count. Tiles that run
+    other inputs of a Concatenate move other slices of them: Swin's 4-way Concatenate
+    of 96-channel inputs over 64-channel shares loads 32 channels of the second input
+    on one share and 64 on the next, which took the first share's 32 when only the
+    anchor's shape told the shares apart (0.91 of cmodel v2). A node the first tile of
+    a share moves nothing of (`moving`: another Concatenate input than its own) takes
+    its slice from the next tile of the share that does; one none of them runs keeps
+    `largest`'s. Empty when every busy share has tile 0's shape and nodes."""
+    def anchor(tile):
         return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
 
-    kinds = {shape(busy[0]): 0} if busy else {}
-    for tile in busy:
-        kinds.setdefault(shape(tile), len(kinds))
+    keys = [anchor(t) for t in busy]
+    moved: dict[frozenset[int], bool] = {}  # per set of nodes never run: other slices?
+    for k, tile in enumerate(busy if any(absent) else ()):
+        never = absent[k]
+        if never == absent[0] or keys[k] != keys[0]:
+            continue
+        if never not in moved:
+            own = _tile_slices(spec, cand, tile, granules, propagate)[0]
+            moved[never] = any(n not in never and s is not None and all(s) and s != big
+                               for n, (s, big) in enumerate(zip(own, largest, strict=True)))
+        if moved[never]:
+            keys[k] = (*keys[k], never)
+
+    kinds = {keys[0]: 0} if busy else {}
+    for key in keys:
+        kinds.setdefault(key, len(kinds))
     if len(kinds) < 2:
         return (), (), ()
     out, steps = [], []
-    for tile in busy:
-        if kinds[shape(tile)] != len(out) + 1:
+    for k, tile in enumerate(busy):
+        if kinds[keys[k]] != len(out) + 1:
             continue
         slices, count = _tile_slices(spec, cand, tile, granules, propagate)
-        for other in busy:  # the nodes this tile moves nothing of, from its peers
+        for j, other in enumerate(busy):  # the nodes this tile moves nothing of, from its peers
             if all(s is not None and all(s) for s in slices):
                 break
-            if other is not tile and shape(other) == shape(tile):
+            if other is not tile and keys[j] == keys[k]:
                 more = _tile_slices(spec, cand, other, granules, propagate)[0]
                 slices = [mine if mine is not None and all(mine) or theirs is None
                           else theirs for mine, theirs in zip(slices, more, strict=True)]
         out.append(tuple(own if own is not None and all(own) else big
                          for own, big in zip(slices, largest, strict=True)))
         steps.append(count)
-    return tuple(kinds[shape(t)] for t in busy), tuple(out), tuple(steps)
+    return tuple(kinds[key] for key in keys), tuple(out), tuple(steps)
 
 
 def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
@@ -851,11 +923,40 @@ def share_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
     smaller share (`Split.shares`: `share` > 0) where they differ from the tasks' own
     (tile 0's share). A multicast keeps tile 0's choice (the lowering's, for every
     tile); its delivery moves this share's window."""
-    shapes = split.share_slices[share - 1]
+    return _slice_costs(spec, split, split.share_slices[share - 1], split.slice_shapes,
+                        ts, config)
+
+
+def edge_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
+               config: TX8Config) -> tuple[tuple[RunSteps, tuple], ...]:
+    """Per remainder-step pattern of `share` (`Split.edges`), the costs
+    (`share_costs`' form) of the tasks whose slices there are smaller than the share's
+    own in every dim."""
+    own = split.share_slices[share - 1] if share else split.slice_shapes
+    out = []
+    for k, pattern, slices in split.edges:
+        if k != share:
+            continue
+        shapes = tuple(e if e is not None and all(e) and b is not None and len(e) == len(b)
+                       and all(x <= y for x, y in zip(e, b, strict=True)) else None
+                       for e, b in zip(slices, own, strict=True))
+        costs = _slice_costs(spec, split, shapes, own, ts, config, every=True)
+        if costs:
+            out.append((pattern, costs))
+    return tuple(out)
+
+
+def _slice_costs(spec: GroupSpec, split: Split, shapes, base, ts: list[Task],
+                 config: TX8Config, every: bool = False
+                 ) -> tuple[tuple[tuple[int, str], int, int], ...]:
+    """((node, lane), cycles, DDR cycles) of the node tasks `ts` at the slices `shapes`
+    (None: as the task) where the slices differ from `base`'s and the costs from the
+    task's own (`every`: whether or not they do - a smaller share's remainder step may
+    cost what tile 0's share does, not what its own steps do)."""
     out = []
     for t in ts:
         shape = shapes[t.node]
-        if shape is None or shape == split.slice_shapes[t.node] or (
+        if shape is None or shape == base[t.node] or (
                 t.lane == "noc" and not t.delivers):
             continue
         work = spec.nodes[t.node].slicer.work(shape)
@@ -864,7 +965,7 @@ def share_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
             cost = (noc_multicast_cycles(cycles(work, config).bytes, hops, config), 0)
         else:
             cost = _work_cycles(work, split, config, spec.nodes[t.node].resident)
-        if cost != (t.cycles, t.ddr):
+        if every or cost != (t.cycles, t.ddr):
             out.append(((t.node, t.lane), *cost))
     return tuple(out)
 
@@ -940,6 +1041,11 @@ class Schedule:
     costs: tuple[tuple[tuple[tuple[int, str], int, int], ...], ...] = ()
     """Per class, its tasks' (cycles, DDR cycles) where its share's slices make them
     differ from the tasks' own (`share_costs`); empty: none differ."""
+    edges: tuple[tuple[tuple[RunSteps, tuple[tuple[tuple[int, str], int, int], ...]],
+                       ...], ...] = ()
+    """Per class, its remainder steps (`Split.edges` of its share) and there its tasks'
+    (cycles, DDR cycles) where they differ from the class's own (`edge_costs`); empty:
+    no remainder steps."""
 
 
 EXACT_STEPS = 12
@@ -971,6 +1077,7 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
         total, busy = simulate_tile(spec, ts, schedule, config, longest(schedule))
     else:
         first, second, apart = runs
+        schedule = _periodic_edges(schedule, _repeating_unit(ts, schedule)[0])
         t1, b1 = simulate_tile(spec, ts, schedule, config, first)
         t2, b2 = simulate_tile(spec, ts, schedule, config, second)
         more = (longest(schedule) - second) / (second - first)
@@ -978,6 +1085,20 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
                 for lane in b2}
     return math.ceil(total), {lane: math.ceil(busy.get(lane, 0.0)) for lane in (*LANES, "ddr")}
+
+
+def _periodic_edges(schedule: Schedule, unit: int) -> Schedule:
+    """`schedule` with only the remainder steps that recur every `unit` steps (an inner
+    dim's last index, once per unit): the extrapolated units repeat what the two runs
+    saw, so a remainder step they would see once (an outer dim's last index, which ends
+    the group) keeps the largest slices, as every step did before remainder steps were
+    sized."""
+    if not schedule.edges:
+        return schedule
+    keep = tuple(tuple((pattern, costs) for pattern, costs in edges
+                       if all(unit % (stride * size) == 0 for stride, size, _ in pattern))
+                 for edges in schedule.edges)
+    return replace(schedule, edges=keep if any(keep) else ())
 
 
 def _extrapolated(ts: list[Task], schedule: Schedule) -> tuple[int, int, int] | None:
@@ -1135,6 +1256,7 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
     """`_ClassFloor` of tile class `c` (`tc`)."""
     count = longest(schedule)
     own = _class_costs(schedule, c)
+    edge = _edge_steps(schedule, c, count)
     at = dict(tc.runs)
     run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
     least: dict[int, float] = {}  # d(t)
@@ -1151,12 +1273,15 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
         took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
         fixed = took - streamed if streamed else took
-        one = fixed + streamed / fastest
-        least[i] = 0.0 if t.delivers else one
-        work[t.lane] = work.get(t.lane, 0.0) + len(run_steps) * one
-        if streamed > 0:
-            streaming[i] = fixed
-            chip += len(run_steps) * _streams(t, schedule, tc) * streamed
+        key = (t.node, t.lane)
+        parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
+                 for s in run_steps]  # a remainder step's smaller slices
+        ones = [f + d / fastest for f, d in parts]
+        least[i] = 0.0 if t.delivers else min(ones)
+        work[t.lane] = work.get(t.lane, 0.0) + sum(ones)
+        if any(d > 0 for _, d in parts):
+            streaming[i] = min(f for f, d in parts if d > 0)
+            chip += _streams(t, schedule, tc) * sum(d for _, d in parts)
     if not run:
         return _ClassFloor(0.0, 0.0, math.inf, math.inf, 0)
     by_node: dict[int, list[int]] = {}
@@ -1208,6 +1333,23 @@ def _runs_after(run_steps: list[int], i: int, position: tuple[int, int]
     cut = bisect_right(run_steps, position[0]) if i < position[1] else bisect_left(
         run_steps, position[0])
     return len(run_steps) - cut, (run_steps[cut] if cut < len(run_steps) else math.inf, i)
+
+
+def _edge_steps(schedule: Schedule, c: int, count: int
+                ) -> dict[int, dict[tuple[int, str], tuple[int, int]]]:
+    """Class c's remainder steps among the first `count` (`Schedule.edges`): per step,
+    (fixed cycles, DDR cycles) per (node, lane) whose slices are smaller there; a step
+    at the last index of several short dims takes the costs of the pattern of the most
+    dims (the smallest slices) over those of fewer."""
+    if not schedule.edges or not schedule.edges[c]:
+        return {}
+    out: dict[int, dict[tuple[int, str], tuple[int, int]]] = {}
+    for pattern, costs in sorted(schedule.edges[c], key=lambda e: len(e[0])):
+        split = {key: (took - ddr if ddr else took, ddr) for key, took, ddr in costs}
+        for step in range(count):
+            if runs_at(pattern, step):
+                out.setdefault(step, {}).update(split)
+    return out
 
 
 def _class_costs(schedule: Schedule, c: int) -> dict[tuple[int, str], tuple[int, int]]:
@@ -1296,6 +1438,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     runs: list[dict[int, int]] = [{} for _ in classes]  # node -> buffer copy of last run
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     costs = [_class_costs(schedule, c) for c in range(len(classes))]
+    edge = [_edge_steps(schedule, c, count) for c in range(len(classes))]
     # per step, the (task, class) pairs that run then, in task order, then class order
     at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
     for t in order:
@@ -1306,6 +1449,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
             node = r.node
+            if edge[c] and step in edge[c]:  # a remainder step: smaller slices
+                took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
             i = len(lane)
             last = latest[c]
@@ -1910,9 +2055,11 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
     costs = tuple(share_costs(spec, split, tc.share, ts, config) if tc.share else ()
                   for tc in classes)
+    edges = tuple(edge_costs(spec, split, tc.share, ts, config) for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
-        accumulating(cand), owners, classes, costs if any(costs) else ())
+        accumulating(cand), owners, classes, costs if any(costs) else (),
+        edges if any(edges) else ())
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+import tx8c.slicing.evaluate as evaluate_module
 from tests.unit.slicing.helpers import compiled_with, single, the_group
 from tx8c.codegen.lower import group_plan
 from tx8c.dialect.ops.conv_gemm import GemmOp
@@ -25,6 +26,7 @@ from tx8c.slicing.evaluate import (
     _run_steps,
     data_split,
     estimate,
+    evaluate,
     runs_at,
     tile_classes,
 )
@@ -209,17 +211,23 @@ def test_the_extrapolated_estimate_counts_the_steps_past_the_last_whole_unit():
     assert estimate(spec, ts, schedule, DEFAULT_CONFIG)[0] == 2900
 
 
+def _add_group(shape: tuple[int, ...], cand):
+    """An Add of two random `shape` arrays: (module, its group's spec, its data split
+    under `cand`)."""
+    rng = np.random.default_rng(0)
+    module = single(AddOp, [rng.standard_normal(shape).astype(np.float32)
+                            for _ in range(2)])
+    spec = group_spec(the_group(module))
+    return module, spec, data_split(spec, cand, DEFAULT_CONFIG)
+
+
 def test_a_smaller_share_is_timed_with_its_own_slices(monkeypatch):
     """An Add of (64, 100) over 3 tiles of 34, 34 and 32 columns, 2 steps of 32 rows:
     tile 2's loads and store move 32 x 32 elements, not tile 0's 32 x 34. Timing tile 2
     with tile 0's slices made it load and store more, so the DDR looked busier than it
     is: 1.067 of cmodel v2; with its own slices (a tile class of its own) within 1 %."""
-    rng = np.random.default_rng(0)
-    a, b = (rng.standard_normal((64, 100)).astype(np.float32) for _ in range(2))
-    module = single(AddOp, [a, b])
     cand = Candidate((1, 3), (2, 1))
-    spec = group_spec(the_group(module))
-    split = data_split(spec, cand, DEFAULT_CONFIG)
+    module, spec, split = _add_group((64, 100), cand)
     assert split.shares == (0, 0, 1)
     assert split.slice_shapes[0] == (32, 34) and split.share_slices[0][0] == (32, 32)
     assert [tc.size for tc in tile_classes(split, frozenset())] == [2, 1]
@@ -359,3 +367,46 @@ def test_a_plans_ddr_bytes_are_what_cmodel_v2_moves(monkeypatch, case):
         cand = Candidate((1, 1), (1, 1), ReduceCut(node, (2,), (1,)))
     module, program, _ = compiled_with(monkeypatch, module, cand)
     assert group_plan(the_group(module)).ddr_bytes == simulate(program, module).ddr_bytes
+
+
+def test_a_remainder_step_moves_and_computes_its_shorter_piece(monkeypatch):
+    """An Add of (13, 4096) on one tile in 2 steps: rows 7 + 6 (`piece_bounds`: every
+    piece but the last as long). The second step loads, adds and stores 6 rows, as the
+    lowering's windows do; the estimate sized both at 7 rows (Swin's LayerNorm over
+    13-row shares: 1.10 of cmodel v2). `Split.edges` gives the last step's slices: the
+    estimate is within 1 % of cmodel v2, and below the estimate with 7 rows at both."""
+    cand = Candidate((1, 1), (2, 1))
+    module, spec, split = _add_group((13, 4096), cand)
+    assert [(share, pattern) for share, pattern, _ in split.edges] == [
+        (0, ((1, 2, frozenset({1})),))]
+    assert {s for s in split.edges[0][2] if s is not None} == {(6, 4096)}
+    sized = evaluate(spec, cand, DEFAULT_CONFIG).cycles
+    monkeypatch.setattr(evaluate_module, "edge_slices", lambda *args: ())
+    assert sized < evaluate(spec, cand, DEFAULT_CONFIG).cycles
+    monkeypatch.undo()
+    _within(monkeypatch, module, cand, 0.01)
+
+
+def test_a_remainder_step_recurring_every_unit_is_extrapolated(monkeypatch):
+    """An Add of (40, 13, 256) in 40 x 2 steps (dim 1: rows 7 + 6): the remainder step
+    recurs every 2 steps, which divides the repeating unit (the estimate simulates 14
+    steps and extrapolates), so the extrapolated units keep it."""
+    cand = Candidate((1, 1, 1), (40, 2, 1))
+    module, _, split = _add_group((40, 13, 256), cand)
+    assert split.edges
+    _within(monkeypatch, module, cand, 0.02)
+
+
+def test_concatenate_tiles_loading_other_channels_are_their_own_share(monkeypatch):
+    """A Concatenate of four (8, 96) inputs along channels, 6 tiles of 64 channels:
+    tile 1 loads 32 channels of input 0 and 32 of input 1, tile 2 the other 64 of
+    input 1. Both run input 1 but move slices of it of other sizes, so they are shares
+    of their own (`Split.shares`) whose slices are their own; one share took tile 1's
+    32 channels for both (Swin's 4-way Concatenate: 0.91 of cmodel v2)."""
+    rng = np.random.default_rng(0)
+    module = single(ConcatenateOp, [rng.standard_normal((8, 96)).astype(np.float32)
+                                    for _ in range(4)], axis=1)
+    cand = Candidate((1, 6), (1, 1))
+    split = data_split(group_spec(the_group(module)), cand, DEFAULT_CONFIG)
+    assert len(set(split.shares)) > 2
+    _within(monkeypatch, module, cand, 0.02)
