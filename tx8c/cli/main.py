@@ -182,6 +182,7 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
                 "regroup": options.regroup,
                 "spm_resident": options.spm_resident,
                 "dma_conversions": options.dma_conversions,
+                "overlap": options.overlap,
             },
             "pipeline": pipeline_spec(options),
             "layout": _layout_stats(result.module),
@@ -455,6 +456,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_barrier=args.opt_barrier, regroup=args.regroup,
         spm_resident=getattr(args, "spm_resident", None),
         dma_conversions=getattr(args, "dma_conversions", True),
+        overlap=getattr(args, "overlap", True),
         jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
     )
@@ -937,6 +939,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")
+    p.add_argument("--no-overlap", dest="overlap", action="store_false",
+                   help="run every group whole after the previous one (no cross-group "
+                   "overlap: constant loads wait for the previous group's end)")
     p.add_argument("-j", "--jobs", type=non_negative_int, default=0, metavar="N",
                    help="processes searching the groups' slicing plans side by side "
                    "(default 0: as many as the cores available; the output does not "

@@ -167,6 +167,10 @@ class _Op:
     commit: object = None
     source: int = -1
     """A NoC instruction's source instruction (the id of its `after`)."""
+    early: bool = False
+    """May start before its tile enters its group (`Dma.early`, `NocCopy.early`)."""
+    registered: float = 0.0
+    """When its lane got it (its tile entered the group, or the previous one if early)."""
 
 
 @dataclass
@@ -630,11 +634,13 @@ class _Simulation:
                     ids.append(op.gid)
                 self.tile_groups.setdefault(tp.tile, []).append((g, ids))
                 self._address_deps(ids)
+                self._check_early_prefix(ids)
             for tp in group.tiles:
                 for i, ins in enumerate(tp.instructions):
                     if isinstance(ins, NocTransfer):
                         self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
                                        first_of_tile)
+        self._early_deps()
         for op in self.ops:
             op.deps = sorted(set(op.deps))
             op.waiting = len(op.deps)
@@ -662,7 +668,7 @@ class _Simulation:
                 return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                            fixed=resident_dma_cycles(nbytes, config))
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
-                       fixed=config.dma_setup_cycles, stream=nbytes)
+                       fixed=config.dma_setup_cycles, stream=nbytes, early=ins.early)
         if isinstance(ins, Kernel):
             reads = [(tile, *self._ref_range(o.ref)) for o in ins.operands
                      if isinstance(o.ref, SpmRef)]
@@ -680,7 +686,8 @@ class _Simulation:
         hops = mesh_hops(ins.source_tile, tile, config)
         if isinstance(ins, NocCopy):
             took = noc_multicast_cycles(target[2] - target[1], hops, config)
-            return _Op(gid, g, tile, index, ins, "noc", [source], [target], fixed=took)
+            return _Op(gid, g, tile, index, ins, "noc", [source], [target], fixed=took,
+                       early=ins.early)
         took = noc_transfer_cycles(target[2] - target[1], ins.target.dtype,
                                    hops, config)
         return _Op(gid, g, tile, index, ins, "noc", [source, target], [target], fixed=took)
@@ -708,6 +715,42 @@ class _Simulation:
                             continue
                     keep.append(reg)
                 regions = keep + [[lo, hi, gid, []]]
+
+    def _check_early_prefix(self, ids: list[int]) -> None:
+        """Early instructions are a prefix of their lane in their tile's list (a lane
+        runs in list order: an early one behind a late one could not start early)."""
+        late: set[str] = set()
+        for gid in ids:
+            op = self.ops[gid]
+            if not op.early:
+                late.add(op.lane)
+            elif op.lane in late or op.ins.lane not in ("ld", "noc"):
+                raise Tx8ComputeError(
+                    f"group {self.program.groups[op.group].group_id}, tile {op.tile}, "
+                    f"instruction {op.index} ({op.ins.kind} {op.lane}) is early but "
+                    "follows a late instruction of its lane (early instructions are a "
+                    "prefix of the ld and noc lanes)")
+
+    def _early_deps(self) -> None:
+        """An early instruction of a group waits for every instruction of its tile's
+        previous group that reads or writes its SPM range on that tile, and for the
+        previous group's NoC instructions of other tiles reading that range."""
+        readers: dict[tuple[int, int], list[_Op]] = {}  # (group, tile read) -> NoC ops
+        for op in self.ops:
+            if isinstance(op.ins, NocTransfer):
+                readers.setdefault((op.group, op.ins.source_tile), []).append(op)
+        for tile, groups in self.tile_groups.items():
+            for (prev, before), (_, ids) in zip(groups, groups[1:]):
+                early = [self.ops[i] for i in ids if self.ops[i].early]
+                if not early:
+                    continue
+                touching = [self.ops[i] for i in before]
+                touching += [o for o in readers.get((prev, tile), ()) if o.tile != tile]
+                for op in early:
+                    for _, lo, hi in op.writes:
+                        op.deps.extend(o.gid for o in touching if any(
+                            t == tile and a < hi and lo < b
+                            for t, a, b in (*o.reads, *o.writes)))
 
     def _noc_deps(self, op: _Op, ins: NocReduce | NocCopy, first_of_tile: dict[int, int]
                   ) -> None:
@@ -742,15 +785,18 @@ class _Simulation:
         left_in_epoch = [0] * (count + 1)
         for op in ops:
             left_in_epoch[epochs[op.group]] += 1
-        # per tile: the queue of its groups; the group it runs; its unfinished ops there
+        # per tile: the queue of its groups; the group it runs; per (group, tile) the
+        # ops not finished; the group whose early ops its lanes got ahead of entering it
         queue = {t: list(gs) for t, gs in self.tile_groups.items()}
         current: dict[int, tuple[int, list[int]] | None] = {t: None for t in queue}
-        unfinished: dict[int, int] = {t: 0 for t in queue}
+        unfinished: dict[tuple[int, int], int] = {}
+        for op in ops:
+            unfinished[(op.group, op.tile)] = unfinished.get((op.group, op.tile), 0) + 1
+        ahead: dict[int, int] = {}
         lanes: dict[tuple[int, str], list[int]] = {}
         lane_pos: dict[tuple[int, str], int] = {}
         lane_busy: dict[tuple[int, str], bool] = {}
         lane_free: dict[tuple[int, str], float] = {}
-        entered: dict[int, float] = {}  # per tile, when it entered the group it runs
         # per (group, tile): the NoC instructions still to read the tile's SPM in that group
         noc_readers: dict[tuple[int, int], int] = {}
         for op in ops:
@@ -769,28 +815,40 @@ class _Simulation:
         finished = 0
         ddr_rate = config.ddr_bandwidth_bytes_per_s / config.clock_hz
 
+        def give_lanes(t: int, ids) -> None:
+            for gid in ids:
+                key = (t, ops[gid].lane)
+                ops[gid].registered = now
+                lanes.setdefault(key, []).append(gid)
+                lane_pos.setdefault(key, 0)
+                lane_busy.setdefault(key, False)
+
+        def enter(t: int) -> None:
+            g, ids = queue[t].pop(0)
+            current[t] = (g, ids)
+            last_group[t] = g
+            self.entered[(g, t)] = now
+            first = ids[0] if ids else len(ops)
+            # what the early instructions wrote stays valid; the rest of the SPM does not
+            self.model.written[t] = {k: v for k, v in self.model.written.get(t, {}).items()
+                                     if k[0] >= first}
+            self.model.valid_from[t] = first
+            give_lanes(t, [gid for gid in ids if not (ahead.get(t) == g and ops[gid].early)])
+            if unfinished.get((g, t), 0) == 0:  # all of it ran early
+                current[t] = None
+
         def enter_groups() -> None:
             for t in queue:
-                if current[t] is not None or not queue[t]:
-                    continue
-                if unfinished[t] or noc_readers.get((last_group.get(t, -1), t), 0):
-                    continue
-                g, ids = queue[t][0]
-                if epochs[g] > done_epochs:
-                    continue
-                queue[t].pop(0)
-                current[t] = (g, ids)
-                last_group[t] = g
-                entered[t] = now
-                self.entered[(g, t)] = now
-                unfinished[t] = len(ids)
-                self.model.written[t] = {}
-                self.model.valid_from[t] = ids[0] if ids else len(ops)
-                for gid in ids:
-                    key = (t, ops[gid].lane)
-                    lanes.setdefault(key, []).append(gid)
-                    lane_pos.setdefault(key, 0)
-                    lane_busy.setdefault(key, False)
+                while current[t] is None and queue[t]:
+                    if noc_readers.get((last_group.get(t, -1), t), 0):
+                        break
+                    if epochs[queue[t][0][0]] > done_epochs:
+                        break
+                    enter(t)
+                if queue[t] and ahead.get(t) != queue[t][0][0]:
+                    g, ids = queue[t][0]  # the next group's early instructions
+                    ahead[t] = g
+                    give_lanes(t, [gid for gid in ids if ops[gid].early])
 
         def try_start() -> None:
             for key, items in lanes.items():
@@ -810,7 +868,7 @@ class _Simulation:
                 if op.stream:
                     heapq.heappush(setup_done, (now + op.fixed, op.gid))
                 elif isinstance(op.ins, NocCopy):
-                    ready = max(lane_free.get(key, 0.0), entered[op.tile])
+                    ready = max(lane_free.get(key, 0.0), op.registered)
                     heapq.heappush(fixed, (self._received(op, now, ready), op.gid))
                 else:
                     heapq.heappush(fixed, (now + op.fixed, op.gid))
@@ -827,8 +885,9 @@ class _Simulation:
             lane_free[(op.tile, op.lane)] = now
             for u in op.users:
                 ops[u].waiting -= 1
-            unfinished[op.tile] -= 1
-            if unfinished[op.tile] == 0:
+            unfinished[(op.group, op.tile)] -= 1
+            if (unfinished[(op.group, op.tile)] == 0 and current[op.tile] is not None
+                    and current[op.tile][0] == op.group):
                 current[op.tile] = None
             if isinstance(op.ins, NocTransfer):
                 noc_readers[(op.group, op.ins.source_tile)] -= 1
