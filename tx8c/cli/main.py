@@ -270,7 +270,7 @@ def _simulation(program, module) -> tuple[dict, str]:
 
     timing = simulate(program, module)
     line = (f"simulated {timing.cycles} cycles (estimate "
-            f"{sum(timing.group_estimates.values())})")
+            f"{timing.estimate})")
     return timing_report(timing, target_config(module)), line
 
 
@@ -424,6 +424,7 @@ def _slicing_report(module) -> dict:
     return {
         **stats,
         "estimated_seconds": seconds,
+        "alone_seconds": stats.get("alone_cycles", stats["cycles"]) / config.clock_hz,
         "groups_bound_seconds": stats["bound_cycles"] / config.clock_hz,
         "roofline": roofline.as_dict(),
         "estimate_over_roofline": seconds / roofline.seconds if roofline.seconds else None,
@@ -434,8 +435,11 @@ def _latency_line(slicing: dict, simulation: dict) -> str:
     us = 1e6
     roof = slicing["roofline"]
     ratio = slicing["estimate_over_roofline"]
+    alone = slicing.get("alone_seconds", slicing["estimated_seconds"])
+    chained = (f", {alone * us:.1f} us one after another whole"
+               if slicing.get("overlap") and alone != slicing["estimated_seconds"] else "")
     return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
-            f"({len(slicing['groups'])} groups), simulated (cmodel v2) "
+            f"({len(slicing['groups'])} groups{chained}), simulated (cmodel v2) "
             f"{simulation['simulated_seconds'] * us:.1f} us; roofline bound "
             f"{roof['seconds'] * us:.1f} us ({roof['bound_by']}-bound)"
             + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
@@ -540,8 +544,7 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
                      resolve_ops(program, module))
     progress("running the cmodel v2 (byte-level, 16 tiles, timing)")
     outputs, timing = run_program(program, module, ordered, constants)
-    estimate = sum(timing.group_estimates.values())
-    progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {estimate}")
+    progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {timing.estimate}")
     return outputs
 
 
@@ -757,7 +760,7 @@ def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray], found: dict
         g.tobytes() == r.tobytes() for g, r in zip(found["outputs"], reference, strict=True))
     timing = found["timing"]
     row["simulated_cycles"] = timing.cycles
-    row["estimate_cycles"] = sum(timing.group_estimates.values())
+    row["estimate_cycles"] = timing.estimate
     return row
 
 

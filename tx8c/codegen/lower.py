@@ -161,6 +161,9 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
         previous = placed
     if overlap:
         programs = mark_early(programs, {t.name: t for t in tensors}, config)
+    shares = chain_shares(module) if overlap else {}
+    programs = [replace(gp, chain_cycles=shares.get(gp.group_id, gp.estimate_cycles))
+                for gp in programs]
     return Program(
         config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
         tensors=tuple(tensors),
@@ -170,11 +173,21 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     )
 
 
+def _slicing_stats(module: ModuleOp) -> dict:
+    attr = module.attributes.get(SLICING_ATTR)
+    return json.loads(attr.data) if attr is not None else {}
+
+
 def planned_overlap(module: ModuleOp) -> bool:
     """Whether group-cost planned the model with cross-group overlap (its statistics'
     `overlap`; a module without them: no)."""
-    attr = module.attributes.get(SLICING_ATTR)
-    return bool(attr is not None and json.loads(attr.data).get("overlap", False))
+    return bool(_slicing_stats(module).get("overlap", False))
+
+
+def chain_shares(module: ModuleOp) -> dict[int, int]:
+    """Per group id, its share of the model's estimate (group-cost's `chain_cycles`)."""
+    return {row["group"]: row["chain_cycles"]
+            for row in _slicing_stats(module).get("groups", ()) if "chain_cycles" in row}
 
 
 def _tensor(value, placement, resident: ResidentValue | None, residency: Residency | None,

@@ -209,6 +209,10 @@ class GroupProgram:
     the spm-resident reserve of its epoch; 0: not recorded)."""
     mirrored: bool = False
     """Its buffers were mirrored from the top of that region (cross-group overlap)."""
+    chain_cycles: int = 0
+    """Its share of the model's chained estimate (`tx8c.slicing.overlap`: its cycles
+    less what of its constant prefix the previous group's tail hides); 0: not recorded
+    (`estimate_cycles` is its share)."""
 
 
 @dataclass(frozen=True)
@@ -419,7 +423,8 @@ def program_from_dict(data: dict) -> Program:
                                                             for i in t["instructions"]))
                                for t in g["tiles"]),
                          g.get("estimate_cycles", 0), g.get("kind", "sliced"),
-                         g.get("spm_limit", 0), g.get("mirrored", False))
+                         g.get("spm_limit", 0), g.get("mirrored", False),
+                         g.get("chain_cycles", 0))
             for g in data["groups"]),
         notes=tuple(data.get("notes", ())),
     )

@@ -42,7 +42,16 @@ in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR
 for a NocReduce or NocCopy the source tile's `after` instruction (and the source tile's
 next writer of that range waits for it). A tile runs its groups one after another
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
-finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
+finished it and everything before it - except the group's `early` instructions (its
+constant prefix, `tx8c.codegen.program` "Cross-group overlap"): a tile's lanes get them
+when it enters the group before (or at the start, for its first group), behind that
+group's instructions, and each starts once the instructions of the tile's previous group
+that touch its SPM range - on the tile, or reading it over the NoC - have finished
+(`_early_deps`), not waiting for the barrier nor the group's end. While they run the tile
+is in two groups at once: its SPM bytes remember their writer's id, and entering the
+later group keeps what its early instructions wrote valid (ids grow group after group),
+so a buffer of the earlier group overwritten by one of them is an error or a wrong
+answer when read. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
 streams at once (fluid sharing: each active stream gets bandwidth / streams); a kernel
 that reads DDR itself (a Gather from its table) streams those bytes the same way. A DMA
@@ -180,11 +189,15 @@ class Timing:
     cycles: int
     group_cycles: dict[int, int]
     group_estimates: dict[int, int]
+    """Per group, its estimate alone on the chip (`GroupProgram.estimate_cycles`)."""
     busy: dict[str, int]
     """Busy cycles per engine lane, summed over the tiles."""
     ddr_bytes: int
     """Bytes the DMAs moved between DDR and SPM, and the kernels read from DDR."""
     instructions: int
+    estimate: int = 0
+    """The model's estimate: the groups' shares of the chained estimate
+    (`GroupProgram.chain_cycles`, else their estimates alone), summed."""
 
 
 class CModelV2:
@@ -241,13 +254,17 @@ class CModelV2:
         writer = int(owner[lo]) if hi > lo else 0
         if hi > lo and (writer < valid or not (owner[lo:hi] == writer).all()):
             bad = np.flatnonzero(owner[lo:hi] != writer) + lo if writer >= valid else [lo]
+            held = int(owner[bad[0]])
             raise Tx8ComputeError(
                 f"{where}: reads SPM [{lo}, {hi}) of tile {tile}, but byte {int(bad[0])} "
-                + ("holds nothing valid (never written in this group, or a kernel's "
-                   "scratch)" if writer < valid or owner[bad[0]] < valid else
+                + (f"holds resident tensor {self.program.tensors[-2 - held].name} (a "
+                   "group's buffer over the resident region, stored over while live)"
+                   if held < -1 else
+                   "holds nothing valid (never written in this group, or a kernel's "
+                   "scratch)" if writer < valid or held < valid else
                    f"was last written by instruction {int(owner[bad[0]])}, not by the one "
                    f"that wrote the buffer (overlapping live buffers)"))
-        made = self.written[tile].get((writer, ref.addr))
+        made = self.written.get(tile, {}).get((writer, ref.addr))
         if hi > lo and made != (ref.addr, ref.shape, ref.dtype, ref.layout):
             raise Tx8ComputeError(f"{where}: reads {ref.shape} {ref.layout} at {ref.addr} of "
                                   f"tile {tile}, but the bytes were written as {made}")
@@ -260,7 +277,8 @@ class CModelV2:
         data = np.asarray(array).astype(resolve_dtype(ref.dtype).dtype, copy=False)
         pack_into(spm[lo:hi], data, ref.layout, self.config, dtype=ref.dtype)
         owner[lo:hi] = writer
-        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+        self.written.setdefault(tile, {})[(writer, ref.addr)] = (ref.addr, ref.shape,
+                                                                 ref.dtype, ref.layout)
 
     def write_spm_part(self, tile: int, ref: SpmRef, held: Window, window: Window,
                        piece: np.ndarray, writer: int, where: str) -> None:
@@ -275,7 +293,8 @@ class CModelV2:
         data = np.ascontiguousarray(piece, resolve_dtype(ref.dtype).dtype)
         spm[index] = data.view(np.uint8).ravel()
         owner[index] = writer
-        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+        self.written.setdefault(tile, {})[(writer, ref.addr)] = (ref.addr, ref.shape,
+                                                                 ref.dtype, ref.layout)
 
     def scratch(self, tile: int, ref: SpmRef, where: str) -> None:
         lo, hi = self._range(ref, where)
@@ -966,6 +985,7 @@ class _Simulation:
             busy={lane: int(np.ceil(v)) for lane, v in sorted(busy.items())},
             ddr_bytes=sum(op.stream for op in self.ops),
             instructions=len(self.ops),
+            estimate=sum(g.chain_cycles or g.estimate_cycles for g in self.program.groups),
         )
 
 
@@ -1006,8 +1026,9 @@ def simulate(program: Program, module) -> Timing:
 
 
 def timing_report(timing: Timing, config: TX8Config | None = None) -> dict:
-    """The simulated latency beside the estimate, per model and per group."""
-    estimate = sum(timing.group_estimates.values())
+    """The simulated latency beside the estimate, per model (the chained estimate) and
+    per group (alone)."""
+    estimate = timing.estimate
     groups = []
     for gid, simulated in sorted(timing.group_cycles.items()):
         est = timing.group_estimates.get(gid, 0)

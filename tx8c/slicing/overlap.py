@@ -11,9 +11,14 @@ previous group's loads are issued and the bytes they write are free, while that
 group's kernels and stores still run.
 
 The estimate of a group (`Plan.cycles`) stays the group alone on the chip. The model's
-estimate chains them: group g's share is its cycles less what of its constant prefix
-(`constant_lead`) fits in the previous group's tail, the time that group's ld lane is
-idle at its end, taken as its cycles less its ld lane's busy time (`chained`).
+estimate chains them: group g's share is its cycles less its constant prefix
+(`constant_lead`), at most the previous group's cycles (`chained`). The whole previous
+group counts, not only the idle end of its ld lane: on cmodel v2 the early loads also
+run while a tile waits for the barrier or for its group's other tiles, and the fill they
+remove includes the kernels' wait for them. Against cmodel v2 (bench/README.md
+"Cross-group overlap"), est/sim with the ld lane's idle tail instead: ResNet-50 1.038,
+BERT-base 1.030, the bundled examples up to 1.103; with the whole previous group 1.032,
+1.026, 0.93-1.09.
 
 Requires: plain data only (a `GroupSpec` and its `Plan`); nothing here touches the IR.
 """
@@ -49,18 +54,12 @@ def constant_lead(spec: GroupSpec, plan: Plan, config: TX8Config) -> int:
     return math.ceil(lead)
 
 
-def tail_cycles(plan: Plan) -> int:
-    """The idle end of the group's ld lane: its cycles less the lane's busy cycles."""
-    ld = next((e.cycles for e in plan.engines if e.lane == "ld"), 0)
-    return max(0, plan.cycles - ld)
-
-
-def chained(groups: Sequence[tuple[int, int, int]]) -> list[int]:
+def chained(groups: Sequence[tuple[int, int]]) -> list[int]:
     """Each group's share of the model's chained estimate, from (cycles alone, constant
-    lead, tail) per group in program order: its cycles less the part of its lead the
-    previous group's tail hides. The first group hides nothing."""
-    shares, tail = [], 0
-    for cycles, lead, own_tail in groups:
-        shares.append(cycles - min(lead, tail, cycles))
-        tail = own_tail
+    lead) per group in program order: its cycles less its lead, at most the previous
+    group's cycles (and its own). The first group hides nothing."""
+    shares, before = [], 0
+    for cycles, lead in groups:
+        shares.append(cycles - min(lead, before, cycles))
+        before = cycles
     return shares

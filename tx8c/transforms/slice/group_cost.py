@@ -31,7 +31,7 @@ previous group's tail (`tx8c.slicing.overlap`, `tx8c.codegen.lower`); the model'
 estimate is then the chained one. Off, groups run one after another whole.
 
 Statistics (module attribute `tx8c.slicing`, read into report.json): per group its ops,
-plan, estimate alone (`cycles`), its constant lead and ld tail, its share of the model's
+plan, estimate alone (`cycles`), its constant lead, its share of the model's
 estimate (`chain_cycles`), bound, SPM peak and lower bound; totals: `cycles` the model's
 estimate (chained when `overlap`), `alone_cycles` the sum of the groups alone, `overlap`.
 """
@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.group import GroupSpec, group_spec
-from tx8c.slicing.overlap import chained, constant_lead, tail_cycles
+from tx8c.slicing.overlap import chained, constant_lead
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -189,7 +189,6 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
         "steps": plan.steps,
         "cycles": plan.cycles,
         "lead_cycles": constant_lead(spec, plan, config),
-        "tail_cycles": tail_cycles(plan),
         "bound_cycles": plan.bound_cycles,
         "engines": {e.lane: e.cycles for e in plan.engines},
         "spm_peak": plan.spm_peak,
@@ -204,7 +203,7 @@ def summary(rows: list[dict], overlap: bool = True) -> dict:
     """The statistics: `rows` in program order, each given its share of the model's
     estimate (`chain_cycles`: `tx8c.slicing.overlap.chained` when `overlap`, else its
     cycles alone)."""
-    shares = (chained([(r["cycles"], r["lead_cycles"], r["tail_cycles"]) for r in rows])
+    shares = (chained([(r["cycles"], r["lead_cycles"]) for r in rows])
               if overlap else [r["cycles"] for r in rows])
     for r, share in zip(rows, shares, strict=True):
         r["chain_cycles"] = share
