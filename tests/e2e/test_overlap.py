@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
+from itertools import islice
 
 import pytest
 
@@ -18,10 +19,14 @@ from tx8c.analysis.ddr_tensors import main_body
 from tx8c.codegen.lower import group_plan, lower_module, mirrored_plan
 from tx8c.codegen.program import Dma, Kernel, NocCopy, SpmRef, TileProgram
 from tx8c.errors import Tx8ComputeError
+from tx8c.interfaces.oplib import Engine
 from tx8c.ir_utils import group_ops
 from tx8c.sim import cmodel_v2
 from tx8c.sim.cmodel_v2 import CModelV2, _Simulation, resolve_ops, run_program, simulate
 from tx8c.slicing.plan import BufferPlan
+
+CANDIDATES = 8
+"""Mutations tried per example for the early-load-over-a-live-buffer test."""
 
 
 @cache
@@ -99,12 +104,16 @@ def _retarget(tp: TileProgram, old: int, new: int) -> TileProgram:
 
 
 def _over_last_store(program):
-    """The program with the buffer of the first tile's first early load of a group moved
-    onto the buffer the last store of the tile's previous group reads, or None."""
+    """Programs with the buffer of a tile's first early load of a group (a Dma no other
+    tile copies: not a multicast source) moved onto the buffer the last store of the
+    tile's previous group reads, each with the group's and the previous group's
+    positions and the tile."""
     for g in range(1, len(program.groups)):
+        copied = {(i.source_tile, i.after) for t in program.groups[g].tiles
+                  for i in t.instructions if isinstance(i, NocCopy)}
         for t, tp in enumerate(program.groups[g].tiles):
             first = tp.instructions[0] if tp.instructions else None
-            if not isinstance(first, Dma) or not first.early:
+            if not isinstance(first, Dma) or not first.early or (tp.tile, 0) in copied:
                 continue
             prev = max((p for p in range(g) if any(
                 x.tile == tp.tile for x in program.groups[p].tiles)), default=None)
@@ -115,61 +124,82 @@ def _over_last_store(program):
             tiles[t] = _retarget(tp, first.spm.addr, live.addr)
             groups = list(program.groups)
             groups[g] = replace(groups[g], tiles=tuple(tiles))
-            return replace(program, groups=tuple(groups))
-    return None
+            yield replace(program, groups=tuple(groups)), g, prev, tp.tile
+
+
+def _load_before_store(program, module, g: int, prev: int, tile: int) -> bool:
+    """In the timing (as patched), the early load (instruction 0 of `tile` in group g)
+    writes before the previous group's last store on the tile reads."""
+    sim = _Simulation(CModelV2(program, resolve_ops(program, module), functional=False))
+    sim.run()
+    ops = [op for op in sim.ops if op.tile == tile]
+    load = next(op for op in ops if op.group == g and op.index == 0)
+    store = [op for op in ops if op.group == prev and op.lane == "st"][-1]
+    return load.finish <= store.start
 
 
 def _same(a, b) -> bool:
     return all(x.tobytes() == y.tobytes() for x, y in zip(a, b, strict=True))
 
 
+_DURATIONS = cmodel_v2._kernel_durations
+
+
+def _slow_kernels(work, config):
+    """NE and CT kernels a million cycles long (LSU kernels as they are)."""
+    return _DURATIONS(work, config) if work.engine == Engine.LSU else (10 ** 6, 0)
+
+
 def test_an_early_load_over_a_live_buffer_is_caught(monkeypatch) -> None:
     """An early load whose buffer is moved onto the buffer the previous group's last
     store reads. With the ordering rule the load waits for that store: the answer is
-    unchanged. Without it (the cross-group dependencies dropped, and kernels made slow
-    so that the store surely comes after the load) the load overwrites the value before
-    it is stored: cmodel v2's checks give an error or the answer is wrong."""
+    unchanged. Without it (the cross-group dependencies dropped, and NE/CT kernels made
+    slow so that the store tends to come after the load) the load overwrites the value
+    before it is stored wherever the timing has it write first: cmodel v2's checks give
+    an error or the answer is wrong."""
     tried = 0
     for name in sorted(MODELS):
         module, program, _, container, inputs = both(name)
-        mutated = _over_last_store(program)
-        if mutated is None:
-            continue
         clean, _ = run_program(program, module, inputs, container)
-        try:
-            ordered, _ = run_program(mutated, module, inputs, container)
-        except Tx8ComputeError:
-            continue  # the move clashes inside its own group: not this test's case
-        if not _same(ordered, clean):
-            continue
-        with monkeypatch.context() as m:
-            m.setattr(cmodel_v2._Simulation, "_early_deps", lambda self: None)
-            m.setattr(cmodel_v2, "_kernel_durations", lambda work, config: (10 ** 6, 0))
+        for mutated, g, prev, tile in islice(_over_last_store(program), CANDIDATES):
             try:
-                got, _ = run_program(mutated, module, inputs, container)
+                ordered, _ = run_program(mutated, module, inputs, container)
             except Tx8ComputeError:
-                got = None
-        assert got is None or not _same(got, clean), name
-        tried += 1
+                continue  # the move clashes inside its own group: not this test's case
+            if not _same(ordered, clean):
+                continue
+            with monkeypatch.context() as m:
+                m.setattr(cmodel_v2._Simulation, "_early_deps", lambda self: None)
+                m.setattr(cmodel_v2, "_kernel_durations", _slow_kernels)
+                if not _load_before_store(mutated, module, g, prev, tile):
+                    continue  # the store reads first anyway (it follows the ld lane)
+                try:
+                    got, _ = run_program(mutated, module, inputs, container)
+                except Tx8ComputeError:
+                    got = None
+            assert got is None or not _same(got, clean), (name, g, tile)
+            tried += 1
+            break
     assert tried >= 1
 
 
 def test_an_early_instruction_after_a_late_one_is_an_error() -> None:
-    module, program, _, container, inputs = both(sorted(MODELS)[0])
-    g = next(g for g, group in enumerate(program.groups) if any(
-        isinstance(i, Dma) and i.lane == "ld" and not i.early
-        for t in group.tiles for i in t.instructions))
+    """A tile's last load marked early behind a load that is not: the Program is
+    malformed (early instructions are a prefix of their lane)."""
+    module, program, *_ = both(sorted(MODELS)[0])
+    g, t, last = next(
+        (g, t, loads[-1]) for g, group in enumerate(program.groups)
+        for t, tp in enumerate(group.tiles)
+        for loads in [[i for i, ins in enumerate(tp.instructions)
+                       if isinstance(ins, Dma) and ins.lane == "ld" and not ins.early]]
+        if len(loads) >= 2)
     group = program.groups[g]
-    tp = group.tiles[0]
-    last = max(i for i, ins in enumerate(tp.instructions)
-               if isinstance(ins, Dma) and ins.lane == "ld")
-    out = list(tp.instructions)
+    out = list(group.tiles[t].instructions)
     out[last] = replace(out[last], early=True)
-    if all(getattr(i, "early", False) for i in out if i.lane == "ld"):
-        pytest.skip("every load of the tile is early")
-    tiles = (replace(tp, instructions=tuple(out)), *group.tiles[1:])
+    tiles = list(group.tiles)
+    tiles[t] = replace(tiles[t], instructions=tuple(out))
     groups = list(program.groups)
-    groups[g] = replace(group, tiles=tiles)
+    groups[g] = replace(group, tiles=tuple(tiles))
     with pytest.raises(Tx8ComputeError, match="is early but follows a late instruction"):
         simulate(replace(program, groups=tuple(groups)), module)
 
