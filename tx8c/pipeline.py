@@ -52,6 +52,10 @@ class CompileOptions:
     between groups instead of DDR (issue 11); None, the default, is the pass's default
     (a third of the tile's SPM: 1 MiB on the default target); 0 keeps every value in
     DDR."""
+    overlap: bool = True
+    """Cross-group overlap (group-cost's `overlap`): each group's constant prefix loads
+    during the previous group's tail (the lowering marks it early and mirrors every
+    other group's buffers; the model's estimate is chained: `tx8c.slicing.overlap`)."""
     jobs: int = 0
     """Worker processes of the slicing search (group-cost's `jobs`): distinct groups are
     searched side by side; 0 means as many as the cores available. The plans, and so
@@ -164,8 +168,9 @@ def slicing_spec(options: CompileOptions) -> list[str]:
     budget = options.spm_resident
     resident = (["spm-resident"] if budget is None
                 else [f"spm-resident{{budget={budget}}}"] if budget else [])
-    return resident + [f"group-cost{{jobs={options.jobs}}}" if options.jobs
-                       else "group-cost"]
+    settings = ([f"jobs={options.jobs}"] if options.jobs else []) + (
+        [] if options.overlap else ["overlap=false"])
+    return resident + ["group-cost" + (f"{{{' '.join(settings)}}}" if settings else "")]
 
 
 def ddr_spec(options: CompileOptions) -> list[str]:

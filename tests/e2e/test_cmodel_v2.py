@@ -37,14 +37,15 @@ from tx8c.sim.reference import input_names, main_function, run_reference
 
 
 @cache
-def compiled(name: str, spm_resident: int | None = None):
+def compiled(name: str, spm_resident: int | None = None, overlap: bool = True):
     """(module, program, container, inputs) of a bundled example, compiled once (with
     `spm_resident`'s budget: values between groups kept in SPM, issue 11; None, the
-    compiler's default)."""
+    compiler's default; `overlap`: cross-group overlap, the compiler's default on)."""
     model, _ = prepare(MODELS[name](), None)
     inputs = onnx_inputs(model, seed=0)
     module = import_onnx(model).module
-    run_pipeline(module, CompileOptions(verify_each_pass=True, spm_resident=spm_resident))
+    run_pipeline(module, CompileOptions(verify_each_pass=True, spm_resident=spm_resident,
+                                        overlap=overlap))
     container = module_container(module)
     program = lower_module(module, container)
     ordered = [inputs[n] for n in input_names(main_function(module))]

@@ -55,8 +55,10 @@ def runs(name: str, budget: int):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_examples_equal_the_reference_with_values_in_spm(name: str) -> None:
-    module, program, _, inputs = compiled(name, BUDGET)
-    got, timing = runs(name, BUDGET)
+    # without cross-group overlap: the estimate of the groups alone, which this test
+    # holds to 5 % of cmodel v2 with values in SPM (test_overlap checks the chained one)
+    module, program, container, inputs = compiled(name, BUDGET, False)
+    got, timing = run_program(program, module, inputs, container)
     assert resident_tensors(program)
     assert_matches(run_reference(module, inputs), got, not split_reduction(program))
     _, off = runs(name, 0)

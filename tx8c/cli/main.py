@@ -182,6 +182,7 @@ def _compile_outputs(run: _CompileRun, result, records, program, consts_index,
                 "regroup": options.regroup,
                 "spm_resident": options.spm_resident,
                 "dma_conversions": options.dma_conversions,
+                "overlap": options.overlap,
             },
             "pipeline": pipeline_spec(options),
             "layout": _layout_stats(result.module),
@@ -269,7 +270,7 @@ def _simulation(program, module) -> tuple[dict, str]:
 
     timing = simulate(program, module)
     line = (f"simulated {timing.cycles} cycles (estimate "
-            f"{sum(timing.group_estimates.values())})")
+            f"{timing.estimate})")
     return timing_report(timing, target_config(module)), line
 
 
@@ -423,6 +424,7 @@ def _slicing_report(module) -> dict:
     return {
         **stats,
         "estimated_seconds": seconds,
+        "alone_seconds": stats.get("alone_cycles", stats["cycles"]) / config.clock_hz,
         "groups_bound_seconds": stats["bound_cycles"] / config.clock_hz,
         "roofline": roofline.as_dict(),
         "estimate_over_roofline": seconds / roofline.seconds if roofline.seconds else None,
@@ -433,8 +435,11 @@ def _latency_line(slicing: dict, simulation: dict) -> str:
     us = 1e6
     roof = slicing["roofline"]
     ratio = slicing["estimate_over_roofline"]
+    alone = slicing.get("alone_seconds", slicing["estimated_seconds"])
+    chained = (f", {alone * us:.1f} us one after another whole"
+               if slicing.get("overlap") and alone != slicing["estimated_seconds"] else "")
     return (f"estimated latency {slicing['estimated_seconds'] * us:.1f} us "
-            f"({len(slicing['groups'])} groups), simulated (cmodel v2) "
+            f"({len(slicing['groups'])} groups{chained}), simulated (cmodel v2) "
             f"{simulation['simulated_seconds'] * us:.1f} us; roofline bound "
             f"{roof['seconds'] * us:.1f} us ({roof['bound_by']}-bound)"
             + (f"; estimate / bound {ratio:.2f}" if ratio is not None else ""))
@@ -455,6 +460,7 @@ def _options(args: argparse.Namespace, shapes: dict):
         opt_barrier=args.opt_barrier, regroup=args.regroup,
         spm_resident=getattr(args, "spm_resident", None),
         dma_conversions=getattr(args, "dma_conversions", True),
+        overlap=getattr(args, "overlap", True),
         jobs=getattr(args, "jobs", 0),
         verify_each_pass=getattr(args, "verify_each_pass", False),
     )
@@ -538,8 +544,7 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
                      resolve_ops(program, module))
     progress("running the cmodel v2 (byte-level, 16 tiles, timing)")
     outputs, timing = run_program(program, module, ordered, constants)
-    estimate = sum(timing.group_estimates.values())
-    progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {estimate}")
+    progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {timing.estimate}")
     return outputs
 
 
@@ -755,7 +760,7 @@ def _cmodel_v2_row(module, inputs: dict, expected: list[np.ndarray], found: dict
         g.tobytes() == r.tobytes() for g, r in zip(found["outputs"], reference, strict=True))
     timing = found["timing"]
     row["simulated_cycles"] = timing.cycles
-    row["estimate_cycles"] = sum(timing.group_estimates.values())
+    row["estimate_cycles"] = timing.estimate
     return row
 
 
@@ -937,6 +942,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-dma-conversions", dest="dma_conversions", action="store_false",
                    help="keep ChannelNorm groups as CT conversions instead of folding them "
                    "into the neighbouring group's DMA (fuse-channel-norm-dma)")
+    p.add_argument("--no-overlap", dest="overlap", action="store_false",
+                   help="run every group whole after the previous one (no cross-group "
+                   "overlap: constant loads wait for the previous group's end)")
     p.add_argument("-j", "--jobs", type=non_negative_int, default=0, metavar="N",
                    help="processes searching the groups' slicing plans side by side "
                    "(default 0: as many as the cores available; the output does not "

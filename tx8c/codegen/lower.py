@@ -38,6 +38,19 @@ size); its loads and stores are the same `Dma` windows.
 Groups that run in DDR (`group_tag` 2, relabels only) get no instructions: their results
 are `alias` tensors at the offset of what they relabel (same bytes, another shape).
 
+**Cross-group overlap** (`overlap`, group-cost's option, on by default; issue 11): a
+group's constants need no barrier, so they may load while the previous group still runs
+(`tx8c.codegen.program`, "Cross-group overlap"). The lowering
+- places each sliced group's buffers as planned or mirrored from the top of its region
+  (`placed_plan`: offset' = top - offset - size), whichever puts the buffers of its
+  constants' first loads over fewer bytes of the previous group's buffers (a tie
+  alternates), so consecutive groups' buffers tend to lie apart;
+- moves each tile's first load of every constant (its Dma or NocCopy) to the front of
+  the tile's list where nothing before it touches its buffer (`_constants_first`);
+- marks the leading constant loads of each tile's ld and noc lanes `early`
+  (`mark_early`), those below the previous group's region top on that tile.
+The instructions' meaning is unchanged (a sequential run gives the same bytes).
+
 Departs from the seed: the seed's main.c loops are rolled; the Program is the unrolled
 list (the C emitter may roll it back), so the cmodel checks exactly what runs.
 """
@@ -45,7 +58,7 @@ list (the C emitter may roll it back), so the cmodel checks exactly what runs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -78,9 +91,11 @@ from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
-from tx8c.target.mem_layout import stored_bytes
+from tx8c.target.mem_layout import byte_size, stored_bytes
 
 PLAN_ATTR = "tx8c.plan"
+SLICING_ATTR = "tx8c.slicing"
+"""group-cost's statistics (`tx8c.transforms.slice.group_cost.STATS_ATTR`)."""
 
 
 class LoweringError(Tx8Error):
@@ -97,11 +112,15 @@ def spm_ref(addr: int, window: Window, stored: Stored) -> SpmRef:
 # --------------------------------------------------------------------------------------
 
 
-def lower_module(module: ModuleOp, container=None, config: TX8Config | None = None
-                 ) -> Program:
+def lower_module(module: ModuleOp, container=None, config: TX8Config | None = None,
+                 overlap: bool | None = None) -> Program:
     """The Program of a compiled module (see the module docstring). `container`: the
-    ConstContainer (default: the one the module carries)."""
+    ConstContainer (default: the one the module carries). `overlap`: the groups'
+    constant prefixes marked early and their buffers placed for it (module docstring,
+    "Cross-group overlap"); None: as group-cost's `overlap` option said."""
     config = config or target_config(module)
+    if overlap is None:
+        overlap = planned_overlap(module)
     placement = read_placement(module)
     if placement is None:
         raise LoweringError("the module has no DDR placement (module attribute tx8c.ddr); "
@@ -128,6 +147,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     ops: list[OpInfo] = []
     programs = []
     derived: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
+    previous = None  # the placed plan of the last sliced group, and whether mirrored
     for g in groups:
         inputs = [found.names[v] for v in g.operands]
         outputs = [found.names[v] for v in g.results]
@@ -135,7 +155,15 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
             programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
                                          (), 0, "ddr"))
             continue
-        programs.append(lower_group(g, inputs, outputs, ops, config, derived))
+        placed = placed_plan(g, previous, config) if overlap else None
+        programs.append(lower_group(g, inputs, outputs, ops, config, derived,
+                                    placed, constants_first=overlap))
+        previous = placed
+    if overlap:
+        programs = mark_early(programs, {t.name: t for t in tensors}, config)
+    shares = chain_shares(module) if overlap else {}
+    programs = [replace(gp, chain_cycles=shares.get(gp.group_id, gp.estimate_cycles))
+                for gp in programs]
     return Program(
         config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
         tensors=tuple(tensors),
@@ -143,6 +171,23 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
         notes=(f"ddr peak {placement.peak} B, lower bound {placement.lower_bound} B, "
                f"constants {placement.constants_bytes} B, opt_ddr {placement.opt_ddr}",),
     )
+
+
+def _slicing_stats(module: ModuleOp) -> dict:
+    attr = module.attributes.get(SLICING_ATTR)
+    return json.loads(attr.data) if attr is not None else {}
+
+
+def planned_overlap(module: ModuleOp) -> bool:
+    """Whether group-cost planned the model with cross-group overlap (its statistics'
+    `overlap`; a module without them: no)."""
+    return bool(_slicing_stats(module).get("overlap", False))
+
+
+def chain_shares(module: ModuleOp) -> dict[int, int]:
+    """Per group id, its share of the model's estimate (group-cost's `chain_cycles`)."""
+    return {row["group"]: row["chain_cycles"]
+            for row in _slicing_stats(module).get("groups", ()) if "chain_cycles" in row}
 
 
 def _tensor(value, placement, resident: ResidentValue | None, residency: Residency | None,
@@ -199,17 +244,25 @@ def group_plan(group: GroupOp) -> Plan:
 
 
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
-                config: TX8Config, derived: dict | None = None) -> GroupProgram:
+                config: TX8Config, derived: dict | None = None,
+                placed: tuple[Plan, bool] | None = None, constants_first: bool = False
+                ) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
     `ops`. `derived` keeps, per group key and plan, what the lowering derives from the
     windows alone (a `_Derived`): each tile's steps (`tx8c.slicing.steps.steps`, the
     windows propagated step by step) and each kernel's operand and result windows and
     lane. Equal groups
     (a template's, a model's repeated layers) walk the same steps, so the lowering of a
-    module derives them once."""
+    module derives them once. `placed`: the group's plan with its buffers as placed
+    (`placed_plan`: maybe mirrored) and whether they were mirrored; None: as planned.
+    `constants_first`: each tile's first load of each constant moves to the front of
+    its list where no instruction before it touches its buffer
+    (`GroupLowering._constants_first`), so that these loads can be the early prefix of
+    the ld (noc) lane (`mark_early`)."""
     gid = group.attr("group_id")
     spec = group_spec(group)
-    plan = group_plan(group)
+    plan, mirrored = placed or (group_plan(group), False)
+    limit = config.spm_bytes_per_tile - spec.spm_reserve
     body = [op for op in group.block.ops if op is not group.yield_op]
     op_index = {}
     for node in spec.nodes:
@@ -220,14 +273,136 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
     shares = tiles(spec, plan.candidate, config)
     lowering = GroupLowering(spec, plan, names, op_index, config, gid,
-                             {} if derived is None else derived)
+                             {} if derived is None else derived, constants_first)
     # leaves of the reduction tree first: a tile's NocReduce names the instruction of
     # its source after which the source's partial sum is complete
     done: dict[int, tuple[Instruction, ...]] = {}
     for tile in sorted(shares, key=lambda t: -t.index):
         done[tile.index] = lowering.tile(tile)
     programs = tuple(TileProgram(t.index, done[t.index]) for t in shares if done[t.index])
-    return GroupProgram(gid, bool(group.attr("need_barrier")), programs, plan.cycles)
+    return GroupProgram(gid, bool(group.attr("need_barrier")), programs, plan.cycles,
+                        spm_limit=limit, mirrored=mirrored)
+
+
+def placed_plan(group: GroupOp, previous: tuple[Plan, bool] | None, config: TX8Config
+                ) -> tuple[Plan, bool]:
+    """The group's plan with its buffers as the lowering places them for cross-group
+    overlap, and whether they are mirrored (`mirrored_plan`): of the two orientations,
+    the one where the buffers of its constants' first loads (what can load while the
+    previous group runs) overlap fewer bytes of `previous`'s buffers (the last sliced
+    group's placed plan); on a tie the opposite of `previous`'s."""
+    plan = group_plan(group)
+    spec = group_spec(group)
+    mirrored = mirrored_plan(plan, config.spm_bytes_per_tile - spec.spm_reserve,
+                             config.batch_align_bytes)
+    if mirrored is None:
+        return plan, False
+    if previous is None:
+        return plan, False
+    body = [op for op in group.block.ops if op is not group.yield_op]
+    consts = _const_names(spec, body)
+    taken = [(o, o + b.size) for b in previous[0].buffers for o in b.offsets]
+
+    def clash(candidate: Plan) -> int:
+        return sum(max(0, min(hi, b.offsets[0] + b.size) - max(lo, b.offsets[0]))
+                   for b in candidate.buffers if b.kind == "value" and b.node in consts
+                   for lo, hi in taken)
+
+    kept, moved = clash(plan), clash(mirrored)
+    if kept != moved:
+        return (mirrored, True) if moved < kept else (plan, False)
+    return (plan, False) if previous[1] else (mirrored, True)
+
+
+def mirrored_plan(plan: Plan, limit: int, align: int) -> Plan | None:
+    """`plan` with every buffer copy moved from `offset` to `top - offset - size`
+    (`top`: `limit` rounded down to `align`; `size` rounded up to it), so buffers that
+    sat at the bottom of the region sit at its top. Reflection keeps disjoint buffers
+    disjoint and offsets aligned (every offset is a multiple of `align`). None when a
+    buffer would not fit (a plan placed past `limit`)."""
+    top = limit // align * align
+    buffers = []
+    for b in plan.buffers:
+        size = -(-b.size // align) * align
+        offsets = tuple(top - o - size for o in b.offsets)
+        if any(o < 0 or o % align for o in offsets):
+            return None
+        buffers.append(replace(b, offsets=offsets))
+    return replace(plan, buffers=tuple(buffers))
+
+
+def mark_early(programs: list[GroupProgram], tensors: dict[str, DdrTensor],
+               config: TX8Config) -> list[GroupProgram]:
+    """The programs with each sliced group's constant prefix marked `early` per tile
+    (module docstring, "Cross-group overlap"): on lane "ld", the Dmas of constants
+    before the tile's first other load; on lane "noc", the NocCopys of those loads
+    before its first other NoC instruction. A load whose buffer reaches above the
+    SPM region of the tile's previous group (where the previous epoch's resident values
+    may live) is not early, nor anything after it on its lane."""
+    out, prev_limit = [], {}
+    for gp in programs:
+        if gp.kind != "sliced":
+            out.append(gp)
+            continue
+        early: dict[int, set[int]] = {}
+        for tp in gp.tiles:
+            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
+            early[tp.tile] = {i for i in _early_loads(tp.instructions, tensors, top, config)}
+        for tp in gp.tiles:
+            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
+            early[tp.tile] |= _early_copies(tp.instructions, early, top, config)
+        tiles = tuple(TileProgram(tp.tile, tuple(
+            replace(ins, early=True) if i in early[tp.tile] else ins
+            for i, ins in enumerate(tp.instructions))) for tp in gp.tiles)
+        out.append(replace(gp, tiles=tiles))
+        for tp in gp.tiles:
+            prev_limit[tp.tile] = gp.spm_limit
+    return out
+
+
+def _spm_range(ref: SpmRef, config: TX8Config) -> tuple[int, int]:
+    return ref.addr, ref.addr + byte_size(ref.shape, ref.dtype, ref.layout, config)
+
+
+def _spm_top(ref: SpmRef, config: TX8Config) -> int:
+    return _spm_range(ref, config)[1]
+
+
+def _own_refs(ins: Instruction) -> list[SpmRef]:
+    """The buffers of its own tile's SPM an instruction reads or writes."""
+    if isinstance(ins, Dma):
+        return [ins.spm]
+    if isinstance(ins, Kernel):
+        refs = [o.ref for o in (*ins.operands, *ins.results)
+                if o is not None and isinstance(o.ref, SpmRef)]
+        return refs + ([ins.imm] if ins.imm is not None else [])
+    return [ins.target]
+
+
+def _early_loads(instructions, tensors: dict[str, DdrTensor], top: int,
+                 config: TX8Config) -> list[int]:
+    found = []
+    for i, ins in enumerate(instructions):
+        if ins.lane != "ld":
+            continue
+        if (not isinstance(ins, Dma) or tensors[ins.tensor].kind != "constant"
+                or _spm_top(ins.spm, config) > top):
+            break
+        found.append(i)
+    return found
+
+
+def _early_copies(instructions, early: dict[int, set[int]], top: int,
+                  config: TX8Config) -> set[int]:
+    found = set()
+    for i, ins in enumerate(instructions):
+        if ins.lane != "noc":
+            continue
+        if (not isinstance(ins, NocCopy) or ins.after not in early.get(ins.source_tile, ())
+                or _spm_top(ins.target, config) > top):
+            break
+        found.add(i)
+    return found
 
 
 @dataclass(frozen=True)
@@ -261,6 +436,8 @@ class _TileState:
     where: dict[ValueRef, tuple[SpmRef, Window]] = field(default_factory=dict)
     runs: dict[tuple[int, int], int] = field(default_factory=dict)
     out: list[Instruction] = field(default_factory=list)
+    first_constants: set[int] = field(default_factory=set)
+    """Indices in `out` of each constant's first load (a Dma or NocCopy) on the tile."""
 
 
 @dataclass
@@ -276,8 +453,9 @@ class _Derived:
 
 class GroupLowering:
     def __init__(self, spec: GroupSpec, plan: Plan, names: GroupNames, op_index: dict,
-                 config: TX8Config, gid: int, derived: dict):
+                 config: TX8Config, gid: int, derived: dict, constants_first: bool = False):
         self.spec, self.plan, self.names, self.op_index = spec, plan, names, op_index
+        self.constants_first = constants_first
         self.config, self.gid = config, gid
         self.derived = derived.get((spec.key, plan.candidate))
         if self.derived is None:
@@ -332,6 +510,8 @@ class GroupLowering:
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]
         order = [k for _, _, k in sorted(keys)]
+        if self.constants_first:
+            order = self._constants_first(order, state)
         position = {k: i for i, k in enumerate(order)}
         for key, (ref, k) in list(self.partials.items()):
             if key[0] == tile.index:
@@ -340,6 +520,24 @@ class GroupLowering:
             if source == tile.index and k < 0:
                 self.loaded[key] = (source, ref, position[-1 - k])
         return tuple(state.out[k] for k in order)
+
+    def _constants_first(self, order: list[int], state: _TileState) -> list[int]:
+        """`order` with each first load of a constant (`state.first_constants`) moved to
+        the front when no instruction before it touches its buffer's bytes: the list's
+        meaning is unchanged (the moved load writes bytes nothing before it reads or
+        writes), and the load can start while the tile's previous group still runs."""
+        front, rest, touched = [], [], []
+        for k in order:
+            ins = state.out[k]
+            if k in state.first_constants:
+                lo, hi = _spm_range(ins.spm if isinstance(ins, Dma) else ins.target,
+                                    self.config)
+                if not any(a < hi and lo < b for a, b in touched):
+                    front.append(k)
+                    continue
+            rest.append(k)
+            touched += [_spm_range(ref, self.config) for ref in _own_refs(ins)]
+        return front + rest
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
         found = state.where.get(ref)
@@ -359,6 +557,8 @@ class GroupLowering:
         state.where[ref] = (spm, window)
         if window.is_empty():  # an empty window moves nothing: no DMA is issued
             return
+        if node.index in self.names.consts and state.runs[(node.index, 0)] == 1:
+            state.first_constants.add(len(state.out))
         key = (step, node.index, window)
         source = self.loaded.get(key) if node.index in self.plan.multicast else None
         if source is not None:

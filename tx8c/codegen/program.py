@@ -41,6 +41,17 @@ A group with `group_tag` 2 (relabels only, `kind` "ddr") has no instructions: ea
 its results is an `alias` DdrTensor at the offset of the tensor it relabels (same
 bytes, another shape), so it costs nothing; it still carries its barrier.
 
+**Cross-group overlap.** An instruction marked `early` (a `Dma` loading a constant, a
+`NocCopy` of such a load) may start before its tile's previous group ends - before that
+group's barrier too: constants are read-only DDR - once the instructions before it on its
+lane have started and every instruction of that previous group touching its SPM range
+(on its tile, or reading it over the NoC) has finished. Early instructions are a prefix
+of their lane in their tile's list, and write only bytes below the previous group's
+`spm_limit` (above it the previous epoch's resident values may live). The lowering
+(`lower_module(overlap=True)`) marks them and mirrors every other group's buffers from
+the top of its region (`mirrored`), so that consecutive groups' buffers tend to be
+disjoint. A sequential reader (the C emitter) runs them in list order as any other.
+
 `barrier` on a group: every tile finishes the group (and those before it) before any
 tile starts a later one. The instructions of one tile run in list order on their lanes
 (`ld`, `st`, `ne`, `ct`, `tdma`, `noc`); the cmodel's timing overlaps instructions of
@@ -115,6 +126,8 @@ class Dma:
     """The window of the tensor the SPM buffer holds (None: `window`)."""
     step: int = 0
     kind: str = "dma"
+    early: bool = False
+    """May start before the tile's previous group ends (see "Cross-group overlap")."""
 
     @property
     def spm_window(self) -> Window:
@@ -170,6 +183,8 @@ class NocCopy(NocTransfer):
     """Copy the source tile's window (its `Dma` filled it) into `target` (multicast)."""
 
     kind: str = "copy"
+    early: bool = False
+    """May start before the tile's previous group ends (see "Cross-group overlap")."""
 
 
 Instruction = Dma | Kernel | NocReduce | NocCopy
@@ -189,6 +204,15 @@ class GroupProgram:
     estimate_cycles: int = 0
     kind: str = "sliced"
     """"sliced" (group_tag 0: runs in SPM from its plan) or "ddr" (relabels only)."""
+    spm_limit: int = 0
+    """The top of the SPM region the group's buffers lie in (`spm_bytes_per_tile` less
+    the spm-resident reserve of its epoch; 0: not recorded)."""
+    mirrored: bool = False
+    """Its buffers were mirrored from the top of that region (cross-group overlap)."""
+    chain_cycles: int = 0
+    """Its share of the model's chained estimate (`tx8c.slicing.overlap`: its cycles
+    less what of its constant prefix the previous group's tail hides); 0: not recorded
+    (`estimate_cycles` is its share)."""
 
 
 @dataclass(frozen=True)
@@ -350,7 +374,8 @@ def _instruction(data) -> Instruction:
     kind = data["kind"]
     if kind == "dma":
         return Dma(data["lane"], data["tensor"], _window(data["window"]), _spm(data["spm"]),
-                   _maybe_window(data.get("held")), data.get("step", 0))
+                   _maybe_window(data.get("held")), data.get("step", 0),
+                   early=data.get("early", False))
     if kind == "kernel":
         return Kernel(data["lane"], data["op"], _window(data["loops"]),
                       tuple(_operand(o) for o in data["operands"]),
@@ -363,7 +388,8 @@ def _instruction(data) -> Instruction:
                          combine=data["combine"])
     if kind == "copy":
         return NocCopy(data["lane"], data["source_tile"], _spm(data["source"]),
-                       _spm(data["target"]), data.get("after", -1), data.get("step", 0))
+                       _spm(data["target"]), data.get("after", -1), data.get("step", 0),
+                       early=data.get("early", False))
     raise ValueError(f"unknown instruction kind '{kind}'")
 
 
@@ -396,7 +422,9 @@ def program_from_dict(data: dict) -> Program:
                          tuple(TileProgram(t["tile"], tuple(_instruction(i)
                                                             for i in t["instructions"]))
                                for t in g["tiles"]),
-                         g.get("estimate_cycles", 0), g.get("kind", "sliced"))
+                         g.get("estimate_cycles", 0), g.get("kind", "sliced"),
+                         g.get("spm_limit", 0), g.get("mirrored", False),
+                         g.get("chain_cycles", 0))
             for g in data["groups"]),
         notes=tuple(data.get("notes", ())),
     )

@@ -42,7 +42,16 @@ in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR
 for a NocReduce or NocCopy the source tile's `after` instruction (and the source tile's
 next writer of that range waits for it). A tile runs its groups one after another
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
-finished it and everything before it. A DMA pays `dma_setup_cycles`, then streams its
+finished it and everything before it - except the group's `early` instructions (its
+constant prefix, `tx8c.codegen.program` "Cross-group overlap"): a tile's lanes get them
+when it enters the group before (or at the start, for its first group), behind that
+group's instructions, and each starts once the instructions of the tile's previous group
+that touch its SPM range - on the tile, or reading it over the NoC - have finished
+(`_early_deps`), not waiting for the barrier nor the group's end. While they run the tile
+is in two groups at once: its SPM bytes remember their writer's id, and entering the
+later group keeps what its early instructions wrote valid (ids grow group after group),
+so a buffer of the earlier group overwritten by one of them is an error or a wrong
+answer when read. A DMA pays `dma_setup_cycles`, then streams its
 bytes at `lsu_bytes_per_cycle`, or less when the chip's DDR bandwidth is shared by more
 streams at once (fluid sharing: each active stream gets bandwidth / streams); a kernel
 that reads DDR itself (a Gather from its table) streams those bytes the same way. A DMA
@@ -167,6 +176,10 @@ class _Op:
     commit: object = None
     source: int = -1
     """A NoC instruction's source instruction (the id of its `after`)."""
+    early: bool = False
+    """May start before its tile enters its group (`Dma.early`, `NocCopy.early`)."""
+    registered: float = 0.0
+    """When its lane got it (its tile entered the group, or the previous one if early)."""
 
 
 @dataclass
@@ -176,11 +189,15 @@ class Timing:
     cycles: int
     group_cycles: dict[int, int]
     group_estimates: dict[int, int]
+    """Per group, its estimate alone on the chip (`GroupProgram.estimate_cycles`)."""
     busy: dict[str, int]
     """Busy cycles per engine lane, summed over the tiles."""
     ddr_bytes: int
     """Bytes the DMAs moved between DDR and SPM, and the kernels read from DDR."""
     instructions: int
+    estimate: int = 0
+    """The model's estimate: the groups' shares of the chained estimate
+    (`GroupProgram.chain_cycles`, else their estimates alone), summed."""
 
 
 class CModelV2:
@@ -237,13 +254,17 @@ class CModelV2:
         writer = int(owner[lo]) if hi > lo else 0
         if hi > lo and (writer < valid or not (owner[lo:hi] == writer).all()):
             bad = np.flatnonzero(owner[lo:hi] != writer) + lo if writer >= valid else [lo]
+            held = int(owner[bad[0]])
             raise Tx8ComputeError(
                 f"{where}: reads SPM [{lo}, {hi}) of tile {tile}, but byte {int(bad[0])} "
-                + ("holds nothing valid (never written in this group, or a kernel's "
-                   "scratch)" if writer < valid or owner[bad[0]] < valid else
+                + (f"holds resident tensor {self.program.tensors[-2 - held].name} (a "
+                   "group's buffer over the resident region, stored over while live)"
+                   if held < -1 else
+                   "holds nothing valid (never written in this group, or a kernel's "
+                   "scratch)" if writer < valid or held < valid else
                    f"was last written by instruction {int(owner[bad[0]])}, not by the one "
                    f"that wrote the buffer (overlapping live buffers)"))
-        made = self.written[tile].get((writer, ref.addr))
+        made = self.written.get(tile, {}).get((writer, ref.addr))
         if hi > lo and made != (ref.addr, ref.shape, ref.dtype, ref.layout):
             raise Tx8ComputeError(f"{where}: reads {ref.shape} {ref.layout} at {ref.addr} of "
                                   f"tile {tile}, but the bytes were written as {made}")
@@ -256,7 +277,8 @@ class CModelV2:
         data = np.asarray(array).astype(resolve_dtype(ref.dtype).dtype, copy=False)
         pack_into(spm[lo:hi], data, ref.layout, self.config, dtype=ref.dtype)
         owner[lo:hi] = writer
-        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+        self.written.setdefault(tile, {})[(writer, ref.addr)] = (ref.addr, ref.shape,
+                                                                 ref.dtype, ref.layout)
 
     def write_spm_part(self, tile: int, ref: SpmRef, held: Window, window: Window,
                        piece: np.ndarray, writer: int, where: str) -> None:
@@ -271,7 +293,8 @@ class CModelV2:
         data = np.ascontiguousarray(piece, resolve_dtype(ref.dtype).dtype)
         spm[index] = data.view(np.uint8).ravel()
         owner[index] = writer
-        self.written[tile][(writer, ref.addr)] = (ref.addr, ref.shape, ref.dtype, ref.layout)
+        self.written.setdefault(tile, {})[(writer, ref.addr)] = (ref.addr, ref.shape,
+                                                                 ref.dtype, ref.layout)
 
     def scratch(self, tile: int, ref: SpmRef, where: str) -> None:
         lo, hi = self._range(ref, where)
@@ -630,11 +653,13 @@ class _Simulation:
                     ids.append(op.gid)
                 self.tile_groups.setdefault(tp.tile, []).append((g, ids))
                 self._address_deps(ids)
+                self._check_early_prefix(ids)
             for tp in group.tiles:
                 for i, ins in enumerate(tp.instructions):
                     if isinstance(ins, NocTransfer):
                         self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
                                        first_of_tile)
+        self._early_deps()
         for op in self.ops:
             op.deps = sorted(set(op.deps))
             op.waiting = len(op.deps)
@@ -662,7 +687,7 @@ class _Simulation:
                 return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                            fixed=resident_dma_cycles(nbytes, config))
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
-                       fixed=config.dma_setup_cycles, stream=nbytes)
+                       fixed=config.dma_setup_cycles, stream=nbytes, early=ins.early)
         if isinstance(ins, Kernel):
             reads = [(tile, *self._ref_range(o.ref)) for o in ins.operands
                      if isinstance(o.ref, SpmRef)]
@@ -680,7 +705,8 @@ class _Simulation:
         hops = mesh_hops(ins.source_tile, tile, config)
         if isinstance(ins, NocCopy):
             took = noc_multicast_cycles(target[2] - target[1], hops, config)
-            return _Op(gid, g, tile, index, ins, "noc", [source], [target], fixed=took)
+            return _Op(gid, g, tile, index, ins, "noc", [source], [target], fixed=took,
+                       early=ins.early)
         took = noc_transfer_cycles(target[2] - target[1], ins.target.dtype,
                                    hops, config)
         return _Op(gid, g, tile, index, ins, "noc", [source, target], [target], fixed=took)
@@ -708,6 +734,42 @@ class _Simulation:
                             continue
                     keep.append(reg)
                 regions = keep + [[lo, hi, gid, []]]
+
+    def _check_early_prefix(self, ids: list[int]) -> None:
+        """Early instructions are a prefix of their lane in their tile's list (a lane
+        runs in list order: an early one behind a late one could not start early)."""
+        late: set[str] = set()
+        for gid in ids:
+            op = self.ops[gid]
+            if not op.early:
+                late.add(op.lane)
+            elif op.lane in late or op.ins.lane not in ("ld", "noc"):
+                raise Tx8ComputeError(
+                    f"group {self.program.groups[op.group].group_id}, tile {op.tile}, "
+                    f"instruction {op.index} ({op.ins.kind} {op.lane}) is early but "
+                    "follows a late instruction of its lane (early instructions are a "
+                    "prefix of the ld and noc lanes)")
+
+    def _early_deps(self) -> None:
+        """An early instruction of a group waits for every instruction of its tile's
+        previous group that reads or writes its SPM range on that tile, and for the
+        previous group's NoC instructions of other tiles reading that range."""
+        readers: dict[tuple[int, int], list[_Op]] = {}  # (group, tile read) -> NoC ops
+        for op in self.ops:
+            if isinstance(op.ins, NocTransfer):
+                readers.setdefault((op.group, op.ins.source_tile), []).append(op)
+        for tile, groups in self.tile_groups.items():
+            for (prev, before), (_, ids) in zip(groups, groups[1:]):
+                early = [self.ops[i] for i in ids if self.ops[i].early]
+                if not early:
+                    continue
+                touching = [self.ops[i] for i in before]
+                touching += [o for o in readers.get((prev, tile), ()) if o.tile != tile]
+                for op in early:
+                    for _, lo, hi in op.writes:
+                        op.deps.extend(o.gid for o in touching if any(
+                            t == tile and a < hi and lo < b
+                            for t, a, b in (*o.reads, *o.writes)))
 
     def _noc_deps(self, op: _Op, ins: NocReduce | NocCopy, first_of_tile: dict[int, int]
                   ) -> None:
@@ -742,15 +804,18 @@ class _Simulation:
         left_in_epoch = [0] * (count + 1)
         for op in ops:
             left_in_epoch[epochs[op.group]] += 1
-        # per tile: the queue of its groups; the group it runs; its unfinished ops there
+        # per tile: the queue of its groups; the group it runs; per (group, tile) the
+        # ops not finished; the group whose early ops its lanes got ahead of entering it
         queue = {t: list(gs) for t, gs in self.tile_groups.items()}
         current: dict[int, tuple[int, list[int]] | None] = {t: None for t in queue}
-        unfinished: dict[int, int] = {t: 0 for t in queue}
+        unfinished: dict[tuple[int, int], int] = {}
+        for op in ops:
+            unfinished[(op.group, op.tile)] = unfinished.get((op.group, op.tile), 0) + 1
+        ahead: dict[int, int] = {}
         lanes: dict[tuple[int, str], list[int]] = {}
         lane_pos: dict[tuple[int, str], int] = {}
         lane_busy: dict[tuple[int, str], bool] = {}
         lane_free: dict[tuple[int, str], float] = {}
-        entered: dict[int, float] = {}  # per tile, when it entered the group it runs
         # per (group, tile): the NoC instructions still to read the tile's SPM in that group
         noc_readers: dict[tuple[int, int], int] = {}
         for op in ops:
@@ -769,28 +834,40 @@ class _Simulation:
         finished = 0
         ddr_rate = config.ddr_bandwidth_bytes_per_s / config.clock_hz
 
+        def give_lanes(t: int, ids) -> None:
+            for gid in ids:
+                key = (t, ops[gid].lane)
+                ops[gid].registered = now
+                lanes.setdefault(key, []).append(gid)
+                lane_pos.setdefault(key, 0)
+                lane_busy.setdefault(key, False)
+
+        def enter(t: int) -> None:
+            g, ids = queue[t].pop(0)
+            current[t] = (g, ids)
+            last_group[t] = g
+            self.entered[(g, t)] = now
+            first = ids[0] if ids else len(ops)
+            # what the early instructions wrote stays valid; the rest of the SPM does not
+            self.model.written[t] = {k: v for k, v in self.model.written.get(t, {}).items()
+                                     if k[0] >= first}
+            self.model.valid_from[t] = first
+            give_lanes(t, [gid for gid in ids if not (ahead.get(t) == g and ops[gid].early)])
+            if unfinished.get((g, t), 0) == 0:  # all of it ran early
+                current[t] = None
+
         def enter_groups() -> None:
             for t in queue:
-                if current[t] is not None or not queue[t]:
-                    continue
-                if unfinished[t] or noc_readers.get((last_group.get(t, -1), t), 0):
-                    continue
-                g, ids = queue[t][0]
-                if epochs[g] > done_epochs:
-                    continue
-                queue[t].pop(0)
-                current[t] = (g, ids)
-                last_group[t] = g
-                entered[t] = now
-                self.entered[(g, t)] = now
-                unfinished[t] = len(ids)
-                self.model.written[t] = {}
-                self.model.valid_from[t] = ids[0] if ids else len(ops)
-                for gid in ids:
-                    key = (t, ops[gid].lane)
-                    lanes.setdefault(key, []).append(gid)
-                    lane_pos.setdefault(key, 0)
-                    lane_busy.setdefault(key, False)
+                while current[t] is None and queue[t]:
+                    if noc_readers.get((last_group.get(t, -1), t), 0):
+                        break
+                    if epochs[queue[t][0][0]] > done_epochs:
+                        break
+                    enter(t)
+                if queue[t] and ahead.get(t) != queue[t][0][0]:
+                    g, ids = queue[t][0]  # the next group's early instructions
+                    ahead[t] = g
+                    give_lanes(t, [gid for gid in ids if ops[gid].early])
 
         def try_start() -> None:
             for key, items in lanes.items():
@@ -810,7 +887,7 @@ class _Simulation:
                 if op.stream:
                     heapq.heappush(setup_done, (now + op.fixed, op.gid))
                 elif isinstance(op.ins, NocCopy):
-                    ready = max(lane_free.get(key, 0.0), entered[op.tile])
+                    ready = max(lane_free.get(key, 0.0), op.registered)
                     heapq.heappush(fixed, (self._received(op, now, ready), op.gid))
                 else:
                     heapq.heappush(fixed, (now + op.fixed, op.gid))
@@ -827,8 +904,9 @@ class _Simulation:
             lane_free[(op.tile, op.lane)] = now
             for u in op.users:
                 ops[u].waiting -= 1
-            unfinished[op.tile] -= 1
-            if unfinished[op.tile] == 0:
+            unfinished[(op.group, op.tile)] -= 1
+            if (unfinished[(op.group, op.tile)] == 0 and current[op.tile] is not None
+                    and current[op.tile][0] == op.group):
                 current[op.tile] = None
             if isinstance(op.ins, NocTransfer):
                 noc_readers[(op.group, op.ins.source_tile)] -= 1
@@ -907,6 +985,7 @@ class _Simulation:
             busy={lane: int(np.ceil(v)) for lane, v in sorted(busy.items())},
             ddr_bytes=sum(op.stream for op in self.ops),
             instructions=len(self.ops),
+            estimate=sum(g.chain_cycles or g.estimate_cycles for g in self.program.groups),
         )
 
 
@@ -947,8 +1026,9 @@ def simulate(program: Program, module) -> Timing:
 
 
 def timing_report(timing: Timing, config: TX8Config | None = None) -> dict:
-    """The simulated latency beside the estimate, per model and per group."""
-    estimate = sum(timing.group_estimates.values())
+    """The simulated latency beside the estimate, per model (the chained estimate) and
+    per group (alone)."""
+    estimate = timing.estimate
     groups = []
     for gid, simulated in sorted(timing.group_cycles.items()):
         est = timing.group_estimates.get(gid, 0)

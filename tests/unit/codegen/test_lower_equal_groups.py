@@ -37,5 +37,6 @@ def test_equal_groups_lower_as_each_group_alone(monkeypatch):
 
     alone = lower.lower_group
     monkeypatch.setattr(lower, "lower_group", lambda group, inputs, outputs, ops, config,
-                        walks: alone(group, inputs, outputs, ops, config))
+                        walks, *placing, **how: alone(group, inputs, outputs, ops, config,
+                                                      None, *placing, **how))
     assert lower.lower_module(module, container) == shared

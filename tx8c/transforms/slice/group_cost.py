@@ -26,8 +26,14 @@ group's ranked sharding space, the seed's levels, to stdout), `jobs` (worker pro
 searching distinct groups side by side, `tx8c.slicing.parallel`; 0, the default, as
 many as the cores available; the plans do not depend on it).
 
+`overlap` (default on): the lowering starts each group's constant prefix during the
+previous group's tail (`tx8c.slicing.overlap`, `tx8c.codegen.lower`); the model's
+estimate is then the chained one. Off, groups run one after another whole.
+
 Statistics (module attribute `tx8c.slicing`, read into report.json): per group its ops,
-plan, estimate, bound, SPM peak and lower bound; totals.
+plan, estimate alone (`cycles`), its constant lead, its share of the model's
+estimate (`chain_cycles`), bound, SPM peak and lower bound; totals: `cycles` the model's
+estimate (chained when `overlap`), `alone_cycles` the sum of the groups alone, `overlap`.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from xdsl.passes import ModulePass
 from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.group import GroupSpec, group_spec
+from tx8c.slicing.overlap import chained, constant_lead
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -65,6 +72,7 @@ class GroupCostPass(ModulePass):
     opt_search: int = 0
     dump_space: bool = False
     jobs: int = 0
+    overlap: bool = True
 
     def options(self) -> SearchOptions:
         return SearchOptions(
@@ -92,8 +100,9 @@ class GroupCostPass(ModulePass):
             gid, plan = templates[spec.key]
             template = -1 if firsts[spec.key] is group else gid
             write_plan(group, spec, plan, template, config)
-            rows.append(group_row(group, spec, plan, template))
-        op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows), sort_keys=True))
+            rows.append(group_row(group, spec, plan, template, config))
+        op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows, self.overlap),
+                                                          sort_keys=True))
 
 
 def groups_to_slice(module: ModuleOp) -> list[GroupOp]:
@@ -164,7 +173,8 @@ def _bool(v: bool) -> IntegerAttr:
     return IntegerAttr(1 if v else 0, i1)
 
 
-def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int) -> dict:
+def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
+              config: TX8Config) -> dict:
     return {
         "group": group.attr("group_id"),
         "ops": [n.label for n in spec.nodes],
@@ -178,6 +188,7 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int) -> dic
         "tiles": plan.tiles,
         "steps": plan.steps,
         "cycles": plan.cycles,
+        "lead_cycles": constant_lead(spec, plan, config),
         "bound_cycles": plan.bound_cycles,
         "engines": {e.lane: e.cycles for e in plan.engines},
         "spm_peak": plan.spm_peak,
@@ -188,10 +199,19 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int) -> dic
     }
 
 
-def summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict], overlap: bool = True) -> dict:
+    """The statistics: `rows` in program order, each given its share of the model's
+    estimate (`chain_cycles`: `tx8c.slicing.overlap.chained` when `overlap`, else its
+    cycles alone)."""
+    shares = (chained([(r["cycles"], r["lead_cycles"]) for r in rows])
+              if overlap else [r["cycles"] for r in rows])
+    for r, share in zip(rows, shares, strict=True):
+        r["chain_cycles"] = share
     return {
         "groups": rows,
-        "cycles": sum(r["cycles"] for r in rows),
+        "overlap": overlap,
+        "cycles": sum(shares),
+        "alone_cycles": sum(r["cycles"] for r in rows),
         "bound_cycles": sum(r["bound_cycles"] for r in rows),
         "templates_reused": sum(1 for r in rows if r["template_id"] >= 0),
     }
