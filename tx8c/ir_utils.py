@@ -458,13 +458,12 @@ def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
 def _pulled_source(source: Operation, members: set[Operation], before: Operation):
     """`source` moved in front of `before` when only `members` read it, else a clone of it
     placed there."""
-    block = before.parent
     if all(_only_used_by(result, members) for result in source.results):
         source.detach()
-        block.insert_op_before(source, before)
+        insert_new_op_before(source, before)  # a source has no regions
         return source
     clone = source.clone()
-    block.insert_op_before(clone, before)
+    insert_new_op_before(clone, before)
     return clone
 
 
