@@ -528,9 +528,10 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
         # Only its shape matters. The operand tuple read directly: OpOperands' __len__,
-        # __iter__ and __getitem__ are Python calls, and every OpAttr query asks this.
+        # __iter__ and __getitem__ and SSAValues' __getitem__ are Python calls, and every
+        # OpAttr query asks this.
         operands = self._operands
-        first = operands[0] if operands else self.results[0]
+        first = tuple.__getitem__(operands, 0) if operands else self.results[0]
         dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
         batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"
