@@ -270,7 +270,21 @@ def group_ops(block: Block) -> list:
     """The tx8be.Group ops of `block`, in program order."""
     from tx8c.dialect.ops.backend import GroupOp
 
-    return [op for op in block.ops if isinstance(op, GroupOp)]
+    return [op for op in op_list(block) if isinstance(op, GroupOp)]
+
+
+def op_list(block: Block) -> list[Operation]:
+    """`list(block.ops)`, read through the ops' links: xDSL's (pinned 0.74) iterator
+    makes two Python-level calls per op (its `__next__` and the `next_op` property), and
+    the grouping passes list the ops of a function body of thousands of ops several
+    times, and those of every group's body. `tests/unit/test_ir_utils.py` compares it
+    with `list(block.ops)`."""
+    ops = []
+    op = block._first_op
+    while op is not None:
+        ops.append(op)
+        op = op._next_op
+    return ops
 
 
 def function_bodies(module: ModuleOp) -> Iterator[Block]:
@@ -317,7 +331,7 @@ def terminator_of(block: Block) -> Operation | None:
 def body_and_terminator(block: Block) -> tuple[list[Operation], Operation | None]:
     """The ops of `block` in order without its terminator, and the terminator (None when
     the block does not end with one)."""
-    ops = list(block.ops)
+    ops = op_list(block)
     terminator = terminator_of(block)
     return (ops[:-1] if terminator is not None else ops), terminator
 
@@ -458,13 +472,12 @@ def pull_constant_sources(ops: Sequence[Operation]) -> list[Operation]:
 def _pulled_source(source: Operation, members: set[Operation], before: Operation):
     """`source` moved in front of `before` when only `members` read it, else a clone of it
     placed there."""
-    block = before.parent
     if all(_only_used_by(result, members) for result in source.results):
         source.detach()
-        block.insert_op_before(source, before)
+        insert_new_op_before(source, before)  # a source has no regions
         return source
     clone = source.clone()
-    block.insert_op_before(clone, before)
+    insert_new_op_before(clone, before)
     return clone
 
 

@@ -27,6 +27,7 @@ from tx8c.ir_utils import (
     logical_bytes,
     move_ops_to_new_block,
     move_to_end,
+    op_list,
     rebuilt,
     replace_operands,
     shape_of,
@@ -267,6 +268,15 @@ def _relus(n: int) -> tuple[Block, list]:
         block.add_op(ops[-1])
         x = ops[-1].results[0]
     return block, ops
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_op_list_lists_the_ops_xdsl_iterates(n) -> None:
+    block, ops = _relus(n)
+    assert op_list(block) == list(block.ops) == ops
+    if n:  # and after a move: the links, not the creation order
+        move_to_end(block, [ops[0]])
+        assert op_list(block) == list(block.ops) == [*ops[1:], ops[0]]
 
 
 @pytest.mark.parametrize("position", [0, 1, 3])

@@ -249,9 +249,7 @@ def build_op(
     """
     op = cls.__new__(cls)
     operands = SSAValues(operands)
-    uses = tuple([Use(op, index) for index in range(len(operands))])
-    for value, use in zip(operands, uses):
-        value.add_use(use)
+    uses = tuple([_new_use(op, index, value) for index, value in enumerate(operands)])
     op._operands = operands
     op._operand_uses = uses
     op.results = SSAValues([
@@ -276,12 +274,24 @@ def build_op(
     return op
 
 
+def _new_use(op: Operation, index: int, value: SSAValue) -> Use:
+    """`Use(op, index)` put at the head of `value`'s use list, as `value.add_use` does,
+    linked as it is built (one call less per operand)."""
+    first = value.first_use
+    use = Use(op, index, None, first)
+    if first is not None:
+        first._prev_use = use
+    value.first_use = use
+    return use
+
+
 def build_block(arg_types: Sequence[Attribute]) -> Block:
     """`Block(arg_types=arg_types)`, its arguments built at the unknown location directly:
     xDSL's BlockArgument looks its default location up with an import statement for
     each argument (the grouping stage makes a body block for about every op).
     `tests/unit/ops/test_build_op.py` compares it with `Block(arg_types=...)`."""
-    block = Block()
+    block = Block.__new__(Block)  # Block() runs IRNode initialisers and add_ops(())
+    block._first_op = block._last_op = None
     block._args = tuple([
         BlockArgument(arg_type, block, index, UNKNOWN_LOC)
         for index, arg_type in enumerate(arg_types)
@@ -297,7 +307,7 @@ def build_region(block: Block) -> Region:
     compares it with `Region(block)`."""
     if block.parent is not None:
         raise ValueError("build_region: the block is already in a region")
-    region = Region()
+    region = Region.__new__(Region)  # Region() iterates the empty block list
     region._first_block = region._last_block = block
     block.parent = region
     return region
@@ -517,9 +527,11 @@ class Tx8beOp(IRDLOperation, ShapeInference, ShardingInterface, OpLib, Compute):
     # -- OpLib defaults --------------------------------------------------------------------
     def default_layout(self) -> str:
         """"Tensor" when the first operand's batch is 1, else "NTensor" (seed 003)."""
-        # Only its shape matters. Iterated, not indexed: OpOperands' __len__ and
-        # __getitem__ are Python calls, and every OpAttr query asks this.
-        first = next(iter(self.operands), None) or self.results[0]
+        # Only its shape matters. The operand tuple read directly: OpOperands' __len__,
+        # __iter__ and __getitem__ and SSAValues' __getitem__ are Python calls, and every
+        # OpAttr query asks this.
+        operands = self._operands
+        first = tuple.__getitem__(operands, 0) if operands else self.results[0]
         dims = first.type.shape.data  # not get_shape(): it builds a tuple of every dim
         batch = dims[0].data if dims else 1
         return "Tensor" if batch == 1 else "NTensor"

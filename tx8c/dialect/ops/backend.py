@@ -496,7 +496,9 @@ class GroupOp(Tx8beOp):
     # -- reading ---------------------------------------------------------------------
     @property
     def block(self) -> Block:
-        return self.body.block
+        # Through `regions`, not the IRDL accessor `body` (a descriptor that looks the
+        # op's definition up on every read): the grouping passes read every group's block.
+        return self.regions[0].block
 
     @property
     def yield_op(self) -> YieldOp:

@@ -120,8 +120,13 @@ class BroadcastingOp(Tx8beOp):
 
     def vector_mode(self) -> str:
         """"V_VV" when every operand has the result's shape, else "V_VS"."""
-        out = self._out_shape()
-        return "V_VV" if all(s == out for s in self.input_shapes()) else "V_VS"
+        if not self.results:
+            out = self._out_shape()
+            return "V_VV" if all(s == out for s in self.input_shapes()) else "V_VS"
+        # The shape attributes compared, not tuples of ints built for each operand: the
+        # OpAttr query asks this, and the grouping stage queries about every op twice.
+        out = self.results[0].type.shape
+        return "V_VV" if all(o.type.shape == out for o in self.operands) else "V_VS"
 
     def is_broadcast(self) -> bool:
         return self.vector_mode() == "V_VS"

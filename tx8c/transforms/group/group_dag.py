@@ -55,7 +55,7 @@ from tx8c.analysis.group_dag import group_graph, layers
 from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
-from tx8c.ir_utils import function_bodies, is_compute_op, move_to_end
+from tx8c.ir_utils import function_bodies, is_compute_op, move_to_end, op_list
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _set(group: GroupOp, name: str, value: Attribute) -> None:
 
 
 def _check_all_grouped(block: Block) -> None:
-    for op in block.ops:
+    for op in op_list(block):
         if is_compute_op(op):
             raise Tx8Error(
                 f"group-dag: '{op.name}' is not in a group; group-dag orders groups and "

@@ -61,6 +61,7 @@ from tx8c.ir_utils import (
     function_bodies,
     group_ops,
     insert_new_op_before,
+    op_list,
     set_operand,
     stored_layout,
 )
@@ -114,7 +115,7 @@ def insert_loads_and_stores(
             insert_new_op_before(store, terminator)
         set_operand(terminator, index, store.results[0])
         moved = True
-    moved = moved or any(o.has_trait(ByteMove) for o in body.ops)
+    moved = moved or any(o.has_trait(ByteMove) for o in op_list(body))
     group.attributes["group_tag"] = to_attr("int", GroupOp.SLICED if moved else GroupOp.IN_DDR)
 
 

@@ -33,6 +33,7 @@ from xdsl.passes import ModulePass
 from tx8c.dialect.base import to_attr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.errors import Tx8Error
+from tx8c.ir_utils import op_list
 from tx8c.target.config import DEFAULT_CONFIG
 
 TILE_DX, TILE_DY = "tx8c.tile_dx", "tx8c.tile_dy"
@@ -59,14 +60,18 @@ class GroupMappingPass(ModulePass):
 
 def _groups(block: Block) -> Iterator[GroupOp]:
     """The groups of `block`, of the functions in it and of the groups in those, so
-    nested groups too (without walking every op inside a group)."""
-    for op in block.ops:
-        if op.regions:  # before the class test: most ops have none, and a test of a
-            if isinstance(op, GroupOp):  # class that is not the op's is a Python call
-                yield op
-            for region in op.regions:
-                for inner in region.blocks:
-                    yield from _groups(inner)
+    nested groups too (without walking the ops nested in an op without regions). A
+    worklist of blocks, not a generator per block: the function body holds thousands of
+    groups, each a block to look into."""
+    blocks = [block]
+    while blocks:
+        for op in op_list(blocks.pop()):
+            if op.regions:  # before the class test: most ops have none, and a test of a
+                if isinstance(op, GroupOp):  # class that is not the op's is a Python call
+                    yield op
+                for region in op.regions:
+                    for inner in region.blocks:  # not extend(): it asks the length first
+                        blocks.append(inner)
 
 
 def _region_size(module: ModuleOp, attr: str, option: int, mesh: int, option_name: str) -> int:

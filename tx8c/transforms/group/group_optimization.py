@@ -44,6 +44,7 @@ from tx8c.ir_utils import (
     group_ops,
     is_compute_op,
     is_constant_source,
+    op_list,
     pull_constant_sources,
 )
 
@@ -54,7 +55,7 @@ class GroupOptimizationPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in function_bodies(op):
-            for single in [o for o in block.ops if is_compute_op(o)]:
+            for single in [o for o in op_list(block) if is_compute_op(o)]:
                 GroupOp.wrap(pull_constant_sources([single]))
             _erase_unread_constant_sources(block)
             number_groups(block)
@@ -74,7 +75,7 @@ def number_groups(block: Block) -> None:
 def _erase_unread_constant_sources(block: Block) -> None:
     """Constant sources nothing reads (dead before grouping): the top level keeps only
     groups, the sources the return reads, and the return."""
-    for source in [o for o in block.ops if is_constant_source(o)]:
+    for source in [o for o in op_list(block) if is_constant_source(o)]:
         if all(r.first_use is None for r in source.results):
             source.detach()
             source.erase()
