@@ -12,7 +12,10 @@ row-major order, whose bytes are contiguous on both sides. One **descriptor** mo
 of one length; their start addresses (a pair: source, destination) are placed by up to
 `config.dma_loop_dims` nested loops, each a count with a byte stride per side. A
 transfer is addressable when, for each run length, the starts of the runs of that length
-form such a loop nest; it then takes one descriptor per run length.
+form such a loop nest; it then takes one descriptor per run length. Runs of one length
+from different places in a row (a window's partial first channel block and the padded
+remainder, both three channels, say) interleave and form no one nest: they take one
+descriptor per place (starting the row, ending it, both, neither).
 
 `descriptors` decides it from the two address maps alone (`mem_layout.box_address_map`),
 for any shape, window and pair of layouts: no list of shapes. For the layouts of
@@ -86,19 +89,45 @@ def descriptors(
     if src.size == 0:
         return ()
     begins, lengths = _runs(src, dst, itemsize)
+    width = stop[-1] - start[-1]
     out = []
     for length in np.unique(lengths):
         at = begins[lengths == length]
-        starts = np.stack([src[at], dst[at]], axis=1)
-        loops = _loop_nest(starts)
-        if loops is None or len(loops) > config.dma_loop_dims:
-            return None
-        counts = tuple(c for c, _ in loops)
-        out.append(Descriptor(int(length) * itemsize, int(starts[0, 0]), int(starts[0, 1]),
-                              counts,
-                              tuple(int(s[0]) for _, s in loops),
-                              tuple(int(s[1]) for _, s in loops)))
+        whole = _descriptor(src, dst, at, int(length), itemsize, config)
+        if whole is not None:
+            out.append(whole)
+            continue
+        for part in _by_place_in_row(at, int(length), width):
+            desc = _descriptor(src, dst, part, int(length), itemsize, config)
+            if desc is None:
+                return None
+            out.append(desc)
     return tuple(out)
+
+
+def _descriptor(src: np.ndarray, dst: np.ndarray, at: np.ndarray, length: int,
+                itemsize: int, config: TX8Config) -> Descriptor | None:
+    """The one descriptor moving the runs of `length` elements that begin at window
+    positions `at`, or None when their starts are no nest of at most
+    `config.dma_loop_dims` loops."""
+    starts = np.stack([src[at], dst[at]], axis=1)
+    loops = _loop_nest(starts)
+    if loops is None or len(loops) > config.dma_loop_dims:
+        return None
+    return Descriptor(length * itemsize, int(starts[0, 0]), int(starts[0, 1]),
+                      tuple(c for c, _ in loops),
+                      tuple(int(s[0]) for _, s in loops),
+                      tuple(int(s[1]) for _, s in loops))
+
+
+def _by_place_in_row(at: np.ndarray, length: int, width: int) -> list[np.ndarray]:
+    """The runs `at` split by where they lie in a window row (the last dim): starting
+    it, ending it, both or neither. Runs of one length can come from different places
+    (a window's partial first channel block and the padded remainder block, say both
+    three channels), whose starts interleave and form no single loop nest; each place
+    on its own does."""
+    place = (at % width == 0) * 2 + ((at + length) % width == 0)
+    return [at[place == p] for p in np.unique(place)]
 
 
 def addressable(shape: tuple[int, ...], dtype: Any, src_layout: LayoutMode | str,

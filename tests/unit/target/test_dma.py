@@ -69,6 +69,19 @@ def test_too_few_loops_refuse_a_transfer() -> None:
     assert descriptors((1, 1, 8, 200), "f32", "Cx", "Tensor") is not None
 
 
+
+def test_runs_of_one_length_from_two_places_in_a_row() -> None:
+    """A window of channels 61..130 of 131 (f32, Cx): the partial first block (61-63)
+    and the padded remainder (128-130) are both 12-byte runs but at different strides;
+    they take a descriptor each (found by the property test below)."""
+    window = ((0, 2), (61, 131))
+    descs = descriptors((2, 131), "f32", "Cx", "Tensor", window)
+    assert descs is not None
+    assert sorted(d.run_bytes for d in descs) == [12, 12, 256]
+    for side, layout in ((0, "Cx"), (1, "Tensor")):
+        expected = np.sort(box_address_map((2, 131), "f32", layout, [0, 61], [2, 131]).ravel())
+        np.testing.assert_array_equal(covered(descs, 4, side), expected)
+
 LAYOUT_PAIRS = [("Cx", "Tensor"), ("Tensor", "Cx"), ("NCx", "NTensor"), ("NTensor", "NCx")]
 
 
