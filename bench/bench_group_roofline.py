@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_grouping import model_sources  # noqa: E402
 from bench.bench_slicing import Searched, model_arguments, sliced  # noqa: E402
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
+from tx8c.pipeline import CompileOptions  # noqa: E402
 from tx8c.slicing.evaluate import bound_parts, ddr_side, window_bytes  # noqa: E402
 from tx8c.slicing.group import group_spec  # noqa: E402
 from tx8c.target.config import DEFAULT_CONFIG  # noqa: E402
@@ -130,7 +131,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--groups", type=int, default=10,
                         help="how many of the groups farthest from their bound to list")
     args = parser.parse_args(argv)
-    runs = [sliced(name, source)
+    options = CompileOptions()
+    runs = [sliced(name, source, options)
             for name, source in model_sources(args.models, args.models_dir, args.examples)]
     rows = {run.name: group_rows(run) for run in runs}
     model_table(runs, rows)

@@ -2,10 +2,12 @@
 
     .venv/bin/python bench/bench_slicing.py [--models resnet50,bert_base]
         [--models-dir /work/models] [--examples] [--exhaustive-limit 20000]
-        [--no-quality]
+        [--no-quality] [--spm-resident BYTES]
 
 Each model is imported and run through the mid-end, layout, constants and grouping
-stages; then group-cost runs alone (timed, wall and CPU). Tables:
+stages; then the slicing stage as `tx8c compile` runs it (spm-resident at the default
+budget, or --spm-resident BYTES, 0 for off; then group-cost), timed, wall and CPU.
+Tables:
 
 1. Per model: groups, groups searched (the rest reuse a template), search seconds, the
    estimated latency (the model's estimate: chained, each group's constant prefix
@@ -40,10 +42,10 @@ from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.pipeline import (  # noqa: E402
     CompileOptions,
     constants_spec,
-    gc_paused,
     grouping_spec,
     layout_spec,
     midend_spec,
+    slicing_spec,
 )
 from tx8c.slicing.group import group_spec  # noqa: E402
 from tx8c.slicing.plan import Plan  # noqa: E402
@@ -52,7 +54,6 @@ from tx8c.target.config import DEFAULT_CONFIG  # noqa: E402
 from tx8c.transforms.slice.group_cost import (  # noqa: E402
     PLAN_ATTR,
     STATS_ATTR,
-    GroupCostPass,
     groups_to_slice,
 )
 
@@ -82,16 +83,11 @@ def grouped(source):
     return module
 
 
-def sliced(name: str, source) -> Searched:
-    from tx8c.dialect import make_context
-
+def sliced(name: str, source, options: CompileOptions) -> Searched:
     module = grouped(source)
-    with gc_paused():
-        wall, cpu = time.perf_counter(), time.process_time()
-        GroupCostPass().apply(make_context(), module)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    timing = run_passes(module, slicing_spec(options))
     stats = json.loads(module.attributes[STATS_ATTR].data)
-    return Searched(name, module, wall, cpu, plans(module),
+    return Searched(name, module, timing.wall, timing.cpu, plans(module),
                     {r["group"]: r["chain_cycles"] for r in stats["groups"]}, stats["cycles"])
 
 
@@ -198,9 +194,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--exhaustive-limit", type=int, default=20000)
     parser.add_argument("--no-quality", action="store_true",
                         help="skip the exhaustive comparison")
+    parser.add_argument("--spm-resident", type=int, default=None, metavar="BYTES",
+                        help="spm-resident's budget per tile (default: the compile's; "
+                             "0: off)")
     args = parser.parse_args(argv)
     sources = model_sources(args.models, args.models_dir, args.examples)
-    runs = [sliced(name, source) for name, source in sources]
+    options = CompileOptions(spm_resident=args.spm_resident)
+    runs = [sliced(name, source, options) for name, source in sources]
     model_table(runs)
     bounds_table(runs)
     if not args.no_quality:
