@@ -477,6 +477,7 @@ class GroupLowering:
         self.loaded: dict[tuple[int, int, Window], tuple[int, SpmRef, int]] = {}
         """(step, load node, window) -> (tile, buffer, its Dma's index): the sources
         of multicasts."""
+        self.ranges: dict[SpmRef, tuple[int, int]] = {}
         self.starts, self.period = self.derived.frame
         self.children = reduce_tree(tiles(spec, plan.candidate, config))
 
@@ -526,18 +527,27 @@ class GroupLowering:
         the front when no instruction before it touches its buffer's bytes: the list's
         meaning is unchanged (the moved load writes bytes nothing before it reads or
         writes), and the load can start while the tile's previous group still runs."""
-        front, rest, touched = [], [], []
-        for k in order:
+        firsts = state.first_constants
+        last = max((i for i, k in enumerate(order) if k in firsts), default=-1)
+        front, rest = [], []
+        touched: set[tuple[int, int]] = set()  # a set: a tile has few distinct buffers
+        for k in order[:last + 1]:  # no first load after `last`: the rest stays in order
             ins = state.out[k]
-            if k in state.first_constants:
-                lo, hi = _spm_range(ins.spm if isinstance(ins, Dma) else ins.target,
-                                    self.config)
+            if k in firsts:
+                lo, hi = self._spm_range(ins.spm if isinstance(ins, Dma) else ins.target)
                 if not any(a < hi and lo < b for a, b in touched):
                     front.append(k)
                     continue
             rest.append(k)
-            touched += [_spm_range(ref, self.config) for ref in _own_refs(ins)]
-        return front + rest
+            touched.update(self._spm_range(ref) for ref in _own_refs(ins))
+        return front + rest + order[last + 1:]
+
+    def _spm_range(self, ref: SpmRef) -> tuple[int, int]:
+        """`_spm_range` of a buffer, remembered: the same refs recur at every step."""
+        found = self.ranges.get(ref)
+        if found is None:
+            found = self.ranges[ref] = _spm_range(ref, self.config)
+        return found
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:
         found = state.where.get(ref)
