@@ -190,9 +190,9 @@ def _split_view(
 
 @lru_cache(maxsize=4096)
 def _identical_in(m: ViewMap, dtype: Attribute, aligned: bool, config: TX8Config) -> bool:
-    return same_bytes(
+    return same_bytes(  # a map that keeps the order is a reshape: checked without a map
         m.source, mem_layout_for(m.source, aligned), m.result, mem_layout_for(m.result, aligned),
-        dtype, reorder=m.apply, config=config,
+        dtype, reorder=None if m.keeps_order else m.apply, config=config,
     )
 
 

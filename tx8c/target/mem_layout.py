@@ -543,16 +543,23 @@ def same_bytes(
         return False
     if reorder is None and (source.n, source.hw, source.c) == (result.n, result.hw, result.c):
         return _same_view_addresses(source, result)
-    if reorder is None:  # a row-major reshape: compare position by position, in chunks
-        total = math.prod(source.shape)
-        return all(np.array_equal(_flat_addresses(source, flat), _flat_addresses(result, flat))
-                   for start in range(0, total, _CHUNK)
-                   for flat in [np.arange(start, min(total, start + _CHUNK), dtype=np.int64)])
-    moved = reorder(address_map(source.shape, source.storage, source.layout, config))
-    if moved.shape != result.shape:
-        return False
-    return bool(np.array_equal(moved, address_map(result.shape, result.storage,
-                                                  result.layout, config)))
+    total = math.prod(source.shape)
+    if reorder is None:  # a row-major reshape: result position r holds source element r
+        def origin(flat: np.ndarray) -> np.ndarray:
+            return flat
+    else:  # each result position's source position (8 bytes an element, not a map's 80)
+        moved = reorder(np.arange(total, dtype=np.int64).reshape(source.shape))
+        if moved.shape != result.shape:
+            return False
+        positions = moved.ravel()
+
+        def origin(flat: np.ndarray) -> np.ndarray:
+            return positions[flat]
+    # compare position by position, in chunks: memory stays bounded
+    return all(np.array_equal(_flat_addresses(source, origin(flat)),
+                              _flat_addresses(result, flat))
+               for start in range(0, total, _CHUNK)
+               for flat in [np.arange(start, min(total, start + _CHUNK), dtype=np.int64)])
 
 
 # --------------------------------------------------------------------------------------
