@@ -332,29 +332,36 @@ def mirrored_plan(plan: Plan, limit: int, align: int) -> Plan | None:
 
 
 def mark_early(programs: list[GroupProgram], tensors: dict[str, DdrTensor],
-               config: TX8Config) -> list[GroupProgram]:
-    """The programs with each sliced group's constant prefix marked `early` per tile
-    (module docstring, "Cross-group overlap"): on lane "ld", the Dmas of constants
-    before the tile's first other load; on lane "noc", the NocCopys of those loads
-    before its first other NoC instruction. A load whose buffer reaches above the
-    SPM region of the tile's previous group (where the previous epoch's resident values
-    may live) is not early, nor anything after it on its lane."""
+               config: TX8Config, variables: bool = True) -> list[GroupProgram]:
+    """The programs with each sliced group's leading loads marked `early` per tile
+    (module docstring, "Cross-group overlap"): on lane "ld", the Dmas before the tile's
+    first load that may not be early; on lane "noc", the NocCopys of those loads before
+    its first other NoC instruction. A load whose buffer reaches above the SPM region of
+    a group the tile may still run beside it (its previous group, and the groups of
+    other tiles since: where their epochs' resident values may live) may not be early;
+    without `variables`, nor may a load of anything but a constant (the constant prefix
+    alone, as before branch chain)."""
     out, prev_limit = [], {}
+    lowest = config.spm_bytes_per_tile  # the lowest region top so far (a tile's first group)
     for gp in programs:
         if gp.kind != "sliced":
             out.append(gp)
             continue
         early: dict[int, set[int]] = {}
         for tp in gp.tiles:
-            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
-            early[tp.tile] = {i for i in _early_loads(tp.instructions, tensors, top, config)}
+            top = prev_limit.get(tp.tile, lowest)
+            early[tp.tile] = set(_early_loads(tp.instructions, top, config,
+                                              None if variables else tensors))
         for tp in gp.tiles:
-            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
+            top = prev_limit.get(tp.tile, lowest)
             early[tp.tile] |= _early_copies(tp.instructions, early, top, config)
         tiles = tuple(TileProgram(tp.tile, tuple(
             replace(ins, early=True) if i in early[tp.tile] else ins
             for i, ins in enumerate(tp.instructions))) for tp in gp.tiles)
         out.append(replace(gp, tiles=tiles))
+        lowest = min(lowest, gp.spm_limit)
+        for tile in prev_limit:
+            prev_limit[tile] = min(prev_limit[tile], gp.spm_limit)
         for tp in gp.tiles:
             prev_limit[tp.tile] = gp.spm_limit
     return out
@@ -379,14 +386,17 @@ def _own_refs(ins: Instruction) -> list[SpmRef]:
     return [ins.target]
 
 
-def _early_loads(instructions, tensors: dict[str, DdrTensor], top: int,
-                 config: TX8Config) -> list[int]:
+def _early_loads(instructions, top: int, config: TX8Config,
+                 constants_only: dict[str, DdrTensor] | None = None) -> list[int]:
+    """The leading loads of the ld lane whose buffers lie below `top` (and that load a
+    constant, when `constants_only` gives the tensors)."""
     found = []
     for i, ins in enumerate(instructions):
         if ins.lane != "ld":
             continue
-        if (not isinstance(ins, Dma) or tensors[ins.tensor].kind != "constant"
-                or _spm_top(ins.spm, config) > top):
+        if (not isinstance(ins, Dma) or _spm_top(ins.spm, config) > top
+                or (constants_only is not None
+                    and constants_only[ins.tensor].kind != "constant")):
             break
         found.append(i)
     return found
