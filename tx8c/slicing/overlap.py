@@ -32,21 +32,31 @@ from tx8c.slicing.evaluate import window_bytes
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Plan
 from tx8c.target.config import TX8Config
+from tx8c.target.cost import resident_dma_cycles
 
 
-def constant_lead(spec: GroupSpec, plan: Plan, config: TX8Config) -> int:
-    """Cycles a tile's ld lane spends on the group's constant prefix: the first window
-    of every constant the group loads into SPM (a load node without inputs), one after
-    another, each paying the DMA setup and streaming at the DDR bandwidth shared by the
-    tiles loading it at once (one for a multicast load: `Plan.multicast`; every busy
-    tile otherwise), at most the LSU's width."""
+def ready_lead(spec: GroupSpec, plan: Plan, config: TX8Config,
+               waiting: frozenset[int] = frozenset()) -> int:
+    """Cycles a tile's ld lane spends on the group's ready prefix: the first window of
+    every value the group loads into SPM that no group it may run beside still writes -
+    a constant (a load node without inputs), or a group input whose index is not in
+    `waiting` (`tx8c.analysis.group_dag.waiting_operands`) -, one after another, each
+    paying the DMA setup and streaming at the DDR bandwidth shared by the tiles loading
+    it at once (one for a multicast load: `Plan.multicast`; every busy tile otherwise),
+    at most the LSU's width. A load of a waiting input starts once the previous group's
+    stores of its window are done (cmodel v2's `_ddr_deps`), often its last ones: it
+    counts nothing."""
     ddr = config.ddr_bandwidth_bytes_per_s / config.clock_hz
     lead = 0.0
     for node in spec.nodes:
-        if node.kind != "load" or node.inputs:
+        if node.kind != "load" or any(ref.is_input and ref.index in waiting
+                                      for ref in node.inputs):
             continue
         nbytes = window_bytes(plan.slice_shapes[node.index], node.results[0], config)
         if nbytes == 0:
+            continue
+        if node.resident:  # over the NoC from the tiles' SPM
+            lead += resident_dma_cycles(nbytes, config)
             continue
         streams = 1 if node.index in plan.multicast else max(1, plan.tiles)
         lead += config.dma_setup_cycles + nbytes / min(config.lsu_bytes_per_cycle,
@@ -54,12 +64,14 @@ def constant_lead(spec: GroupSpec, plan: Plan, config: TX8Config) -> int:
     return math.ceil(lead)
 
 
-def chained(groups: Sequence[tuple[int, int]]) -> list[int]:
-    """Each group's share of the model's chained estimate, from (cycles alone, constant
-    lead) per group in program order: its cycles less its lead, at most the previous
-    group's cycles (and its own). The first group hides nothing."""
-    shares, before = [], 0
-    for cycles, lead in groups:
-        shares.append(cycles - min(lead, before, cycles))
-        before = cycles
+def chained(groups: Sequence[tuple[int, int, int]]) -> list[int]:
+    """Each group's share of the model's chained estimate, from (cycles alone, ready
+    lead, busy cycles of its ld lane) per group in program order: its cycles less its
+    lead, at most the time the previous group leaves its ld lane idle (a tile's lane
+    runs in order: the early loads run in its gaps and after its last load) and its own
+    cycles. The first group hides nothing."""
+    shares, idle = [], 0
+    for cycles, lead, ld in groups:
+        shares.append(cycles - min(lead, idle, cycles))
+        idle = max(0, cycles - ld)
     return shares
