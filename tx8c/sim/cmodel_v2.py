@@ -42,12 +42,17 @@ in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR
 for a NocReduce or NocCopy the source tile's `after` instruction (and the source tile's
 next writer of that range waits for it). A tile runs its groups one after another
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
-finished it and everything before it - except the group's `early` instructions (its
-constant prefix, `tx8c.codegen.program` "Cross-group overlap"): a tile's lanes get them
-when it enters the group before (or at the start, for its first group), behind that
-group's instructions, and each starts once the instructions of the tile's previous group
-that touch its SPM range - on the tile, or reading it over the NoC - have finished
-(`_early_deps`), not waiting for the barrier nor the group's end. While they run the tile
+finished it and everything before it - except the group's `early` instructions (the
+loads leading its ld lane and their NocCopys, `tx8c.codegen.program` "Cross-group
+overlap"): a tile's lanes get them when it enters the group before (or at the start,
+for its first group), behind that group's instructions, and each starts once the
+instructions of the tile's previous group that touch its SPM range - on the tile, or
+reading it over the NoC - have finished (`_early_deps`) and, for a load of a value,
+once the stores of earlier groups into the bytes it reads have (`_ddr_deps`: the
+groups from the first of the previous group's barrier epoch on; window by window for
+the same tensor, whole for another name of the same bytes), not waiting for the
+barrier nor the group's end. A load that started before the store of its bytes would
+find another tensor's tags in DDR (or nothing on a resident page): an error. While they run the tile
 is in two groups at once: its SPM bytes remember their writer's id, and entering the
 later group keeps what its early instructions wrote valid (ids grow group after group),
 so a buffer of the earlier group overwritten by one of them is an error or a wrong
