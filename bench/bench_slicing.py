@@ -5,7 +5,8 @@
         [--no-quality]
 
 Each model is imported and run through the mid-end, layout, constants and grouping
-stages; then group-cost runs alone (timed, wall and CPU). Tables:
+stages and spm-resident, as `tx8c compile` runs them; then group-cost runs alone (timed,
+wall and CPU). Tables:
 
 1. Per model: groups, groups searched (the rest reuse a template), search seconds, the
    estimated latency (the model's estimate: chained, each group's constant prefix
@@ -44,6 +45,7 @@ from tx8c.pipeline import (  # noqa: E402
     grouping_spec,
     layout_spec,
     midend_spec,
+    slicing_spec,
 )
 from tx8c.slicing.group import group_spec  # noqa: E402
 from tx8c.slicing.plan import Plan  # noqa: E402
@@ -76,9 +78,13 @@ class Searched:
 
 
 def grouped(source):
+    """The module up to group-cost, as `tx8c compile` runs it: the stages before
+    slicing, then spm-resident (the slicing stage's first pass: the SPM it reserves
+    bounds every plan)."""
     module = import_onnx(source).module
+    options = CompileOptions()
     run_passes(module, midend_spec() + layout_spec("optimal") + constants_spec()
-               + grouping_spec(CompileOptions()))
+               + grouping_spec(options) + slicing_spec(options)[:-1])
     return module
 
 
