@@ -1,53 +1,58 @@
-"""Cross-group overlap (issue 11, branch overlap): cmodel v2's latency with and without
-each group's constant prefix loading during the previous group's tail.
+"""Cross-group overlap (issue 11, branches overlap and chain): cmodel v2's latency with
+groups whole, with each group's constant prefix early, and with every leading load
+early (values once the stores of their window are done), beside the chained estimate.
 
     .venv/bin/python bench/bench_overlap.py [MODEL.onnx ...]
 
 For each model (default: resnet50 and bert_base from /work/models), compiled once with
-the default options, the Program lowered four ways and simulated (timing only):
+the default options, the Program lowered three ways and simulated (timing only):
 
 - `off`: `lower_module(overlap=False)`, groups whole one after another;
-- `early`: constant prefixes early, every group's buffers as planned (the lowering's
-  `mirrored_plan` replaced by "never": what early loads give with the current addresses);
-- `early+mirror`: the default lowering (buffers mirrored where that keeps them apart);
-- `mirror only`: the default lowering with the early marks cleared (the reordered lists
-  and mirrored addresses alone).
+- `constants`: only constant loads moved first (every input counted as waiting) and
+  early (`mark_early`'s `variables=False`): branch overlap's Program;
+- `values`: the default lowering (every load leading a tile's ld lane early, a value's
+  waiting for the stores of its window: `tx8c.codegen.program` "Cross-group overlap").
 
 Beside them: the estimate (groups alone, and chained: `tx8c.slicing.overlap`), the
-roofline bound, and est/roofline and sim/roofline. Prints a table; asserts nothing.
+roofline bound, est/roofline, sim/roofline and est/sim (chained estimate / `values`),
+and the pipeline columns of `bench_slicing.py` on the groups with >= 4 time steps: `pipe`
+(a group's estimate alone / its busiest engine) and `chain` (its share of the chained
+estimate / its busiest engine), median, max and the share <= 1.10. The timing does not
+depend on the machine's load. Prints two tables; asserts nothing.
 """
 
 from __future__ import annotations
 
+import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tx8c.codegen.lower as lower  # noqa: E402
+from bench.bench_slicing import ratio_stats  # noqa: E402
 from tx8c.analysis.roofline import model_roofline  # noqa: E402
-from tx8c.codegen.program import Dma, NocCopy  # noqa: E402
 from tx8c.const_container import module_container  # noqa: E402
 from tx8c.frontend.onnx.importer import import_onnx  # noqa: E402
 from tx8c.frontend.onnx.loader import prepare  # noqa: E402
 from tx8c.pipeline import CompileOptions, run_pipeline  # noqa: E402
 from tx8c.sim.cmodel_v2 import simulate  # noqa: E402
 from tx8c.target.config import target_config  # noqa: E402
+from tx8c.transforms.slice.group_cost import STATS_ATTR  # noqa: E402
 
 MODELS = ("/work/models/resnet50.onnx", "/work/models/bert_base.onnx")
 
 
-def without_early(program):
-    """`program` with no instruction marked early."""
-    def whole(tile):
-        return replace(tile, instructions=tuple(
-            replace(i, early=False) if isinstance(i, Dma | NocCopy) and i.early else i
-            for i in tile.instructions))
-
-    return replace(program, groups=tuple(
-        replace(g, tiles=tuple(whole(t) for t in g.tiles)) for g in program.groups))
+def constants_only(module, container):
+    """The default Program with only the constant loads first and early (branch
+    overlap's): every group input counted as waiting for a store, none marked early."""
+    marked = lower.mark_early
+    with mock.patch.object(lower, "mark_early",
+                           lambda *args: marked(*args, variables=False)), \
+            mock.patch.object(lower, "waiting_operands", lambda groups: [
+                frozenset(range(len(g.operands))) for g in groups]):
+        return lower.lower_module(module, container)
 
 
 def row(path: str) -> dict:
@@ -56,32 +61,43 @@ def row(path: str) -> dict:
     run_pipeline(module, CompileOptions())
     container = module_container(module)
     config = target_config(module)
-    on = lower.lower_module(module, container, overlap=True)
-    with mock.patch.object(lower, "mirrored_plan", lambda *args: None):
-        unmirrored = lower.lower_module(module, container, overlap=True)
+    on = lower.lower_module(module, container)
     programs = {"off": lower.lower_module(module, container, overlap=False),
-                "early": unmirrored, "early+mirror": on, "mirror only": without_early(on)}
+                "constants": constants_only(module, container), "values": on}
     sim = {name: simulate(p, module).cycles for name, p in programs.items()}
     roof = model_roofline(module, config).seconds * config.clock_hz
+    stats = json.loads(module.attributes[STATS_ATTR].data)
+    long = [r for r in stats["groups"] if r["steps"] >= 4 and r["engines"]]
     return {"model": Path(path).stem, **sim, "roofline": roof,
-            "alone": sum(g.estimate_cycles for g in on.groups),
-            "chained": sum(g.chain_cycles or g.estimate_cycles for g in on.groups)}
+            "alone": stats["alone_cycles"], "chained": stats["cycles"],
+            "pipe": [r["cycles"] / max(r["engines"].values()) for r in long],
+            "chain": [r["chain_cycles"] / max(r["engines"].values()) for r in long]}
 
 
 def main() -> None:
     models = sys.argv[1:] or list(MODELS)
-    head = (f"{'model':<12} {'off':>9} {'early':>9} {'early+mirror':>12} {'mirror only':>11} "
-            f"{'roofline':>9} {'sim/roof off':>12} {'on':>6} {'est alone':>9} "
-            f"{'chained':>9} {'est/roof':>8} {'est/sim':>7}")
+    head = (f"{'model':<12} {'off':>9} {'constants':>9} {'values':>9} {'roofline':>9} "
+            f"{'sim/roof':>8} {'est alone':>9} {'chained':>9} {'est/roof':>8} "
+            f"{'est/sim':>7}")
     print(head)
     print("-" * len(head))
+    rows = []
     for path in models:
         r = row(path)
-        on, roof = r["early+mirror"], r["roofline"]
-        print(f"{r['model']:<12} {r['off']:>9} {r['early']:>9} {on:>12} "
-              f"{r['mirror only']:>11} {roof:>9.0f} {r['off'] / roof:>12.3f} "
-              f"{on / roof:>6.3f} {r['alone']:>9} {r['chained']:>9} "
+        rows.append(r)
+        on, roof = r["values"], r["roofline"]
+        print(f"{r['model']:<12} {r['off']:>9} {r['constants']:>9} {on:>9} {roof:>9.0f} "
+              f"{on / roof:>8.3f} {r['alone']:>9} {r['chained']:>9} "
               f"{r['chained'] / roof:>8.3f} {r['chained'] / on:>7.3f}", flush=True)
+    print("\nper group with >= 4 steps: estimate alone (pipe) / chained share (chain) "
+          "over the busiest engine")
+    head = (f"{'model':<12} {'n':>4} {'pipe med':>8} {'max':>7} {'<=1.10':>7} "
+            f"{'chain med':>9} {'max':>7} {'<=1.10':>7}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['model']:<12} {len(r['pipe']):>4} {ratio_stats(r['pipe'], 1.10)} "
+              f"  {ratio_stats(r['chain'], 1.10)}")
 
 
 if __name__ == "__main__":

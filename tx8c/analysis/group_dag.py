@@ -14,6 +14,8 @@ before it); a group without a barrier lets a fast tile start the next group earl
 - `barrier_epochs(groups)`: epoch of a group = the number of barriers before it in block
   order. Tiles can only be in groups of one epoch at a time, so a group's results are
   complete for every tile exactly when its reader runs in a later epoch.
+- `waiting_operands(groups)`: per group, the operands a group it may run beside still
+  writes (what its early loads wait for: cross-group overlap, `tx8c.slicing.overlap`).
 - `missing_barriers(block)`: the (producer, reader) pairs with no barrier between them:
   a reader that may read a result before every tile has written it. Empty is the
   correctness condition of the barriers; the tests check every grouping against it and a
@@ -72,3 +74,29 @@ def missing_barriers(block: Block) -> list[tuple[GroupOp, GroupOp]]:
         for p in range(len(groups)) for r in readers[p]
         if epoch[r] <= epoch[p]
     ]
+
+
+def waiting_operands(groups: Sequence[GroupOp]) -> list[frozenset[int]]:
+    """For each group (block order), the indices of its operands that a group it may run
+    beside writes: a group from the first of the barrier epoch of the last sliced group
+    before it (the one a tile runs before it, when its early loads may start; every
+    group for the first sliced group) up to itself. A relabel group's (`IN_DDR`) results
+    count as written where what they relabel was (same bytes). These are the operands
+    whose early loads wait for stores (cmodel v2's `_ddr_deps`)."""
+    epochs = barrier_epochs(groups)
+    first: dict[int, int] = {}
+    for i, e in enumerate(epochs):
+        first.setdefault(e, i)
+    written: dict = {}  # value -> position of the group that wrote its bytes
+    out, previous = [], None
+    for i, g in enumerate(groups):
+        since = first[epochs[previous]] if previous is not None else 0
+        out.append(frozenset(k for k, v in enumerate(g.operands)
+                             if written.get(v, -1) >= since))
+        relabel = g.attr("group_tag") == GroupOp.IN_DDR
+        where = max((written.get(v, -1) for v in g.operands), default=-1)
+        for r in g.results:
+            written[r] = where if relabel else i
+        if not relabel:
+            previous = i
+    return out

@@ -39,16 +39,19 @@ Groups that run in DDR (`group_tag` 2, relabels only) get no instructions: their
 are `alias` tensors at the offset of what they relabel (same bytes, another shape).
 
 **Cross-group overlap** (`overlap`, group-cost's option, on by default; issue 11): a
-group's constants need no barrier, so they may load while the previous group still runs
-(`tx8c.codegen.program`, "Cross-group overlap"). The lowering
+group's loads may start while the previous group still runs (`tx8c.codegen.program`,
+"Cross-group overlap"): a constant's at once, a value's once the stores of its window
+are done, not after the barrier. The lowering
 - places each sliced group's buffers as planned or mirrored from the top of its region
   (`placed_plan`: offset' = top - offset - size), whichever puts the buffers of its
   constants' first loads over fewer bytes of the previous group's buffers (a tie
   alternates), so consecutive groups' buffers tend to lie apart;
-- moves each tile's first load of every constant (its Dma or NocCopy) to the front of
-  the tile's list where nothing before it touches its buffer (`_constants_first`);
-- marks the leading constant loads of each tile's ld and noc lanes `early`
-  (`mark_early`), those below the previous group's region top on that tile.
+- moves each tile's first load of every ready value - a constant, or an input no group
+  it may run beside still writes (`tx8c.analysis.group_dag.waiting_operands`) - to the
+  front of the tile's list where nothing before it touches its buffer (`_ready_first`);
+- marks the leading loads of each tile's ld lane and the NocCopys of those on its noc
+  lane `early` (`mark_early`), up to the first whose buffer reaches above the region
+  top of a group the tile may still run beside.
 The instructions' meaning is unchanged (a sequential run gives the same bytes).
 
 Departs from the seed: the seed's main.c loops are rolled; the Program is the unrolled
@@ -63,6 +66,7 @@ from dataclasses import dataclass, field, replace
 from xdsl.dialects.builtin import ModuleOp
 
 from tx8c.analysis.ddr_tensors import ddr_tensors, main_body, read_placement
+from tx8c.analysis.group_dag import waiting_operands
 from tx8c.analysis.spm_resident import Residency, ResidentValue, read_residency
 from tx8c.codegen.program import (
     DdrRef,
@@ -147,6 +151,7 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     ops: list[OpInfo] = []
     programs = []
     derived: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
+    waiting = dict(zip(groups, waiting_operands(groups), strict=True))
     previous = None  # the placed plan of the last sliced group, and whether mirrored
     for g in groups:
         inputs = [found.names[v] for v in g.operands]
@@ -156,8 +161,8 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
                                          (), 0, "ddr"))
             continue
         placed = placed_plan(g, previous, config) if overlap else None
-        programs.append(lower_group(g, inputs, outputs, ops, config, derived,
-                                    placed, constants_first=overlap))
+        programs.append(lower_group(g, inputs, outputs, ops, config, derived, placed,
+                                    ready_first=overlap, waiting=waiting[g]))
         previous = placed
     if overlap:
         programs = mark_early(programs, {t.name: t for t in tensors}, config)
@@ -245,8 +250,8 @@ def group_plan(group: GroupOp) -> Plan:
 
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
                 config: TX8Config, derived: dict | None = None,
-                placed: tuple[Plan, bool] | None = None, constants_first: bool = False
-                ) -> GroupProgram:
+                placed: tuple[Plan, bool] | None = None, ready_first: bool = False,
+                waiting: frozenset[int] = frozenset()) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
     `ops`. `derived` keeps, per group key and plan, what the lowering derives from the
     windows alone (a `_Derived`): each tile's steps (`tx8c.slicing.steps.steps`, the
@@ -255,10 +260,12 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     (a template's, a model's repeated layers) walk the same steps, so the lowering of a
     module derives them once. `placed`: the group's plan with its buffers as placed
     (`placed_plan`: maybe mirrored) and whether they were mirrored; None: as planned.
-    `constants_first`: each tile's first load of each constant moves to the front of
-    its list where no instruction before it touches its buffer
-    (`GroupLowering._constants_first`), so that these loads can be the early prefix of
-    the ld (noc) lane (`mark_early`)."""
+    `ready_first`: each tile's first load of each ready value - a constant, or an input
+    whose index is not in `waiting` (those a group it may run beside still writes:
+    `tx8c.analysis.group_dag.waiting_operands`) - moves to the front of its list where
+    no instruction before it touches its buffer (`GroupLowering._ready_first`), so that
+    these loads lead the early prefix of the ld (noc) lane (`mark_early`) and do not
+    queue behind a load that waits for the previous group's stores."""
     gid = group.attr("group_id")
     spec = group_spec(group)
     plan, mirrored = placed or (group_plan(group), False)
@@ -273,7 +280,7 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
     shares = tiles(spec, plan.candidate, config)
     lowering = GroupLowering(spec, plan, names, op_index, config, gid,
-                             {} if derived is None else derived, constants_first)
+                             {} if derived is None else derived, ready_first, waiting)
     # leaves of the reduction tree first: a tile's NocReduce names the instruction of
     # its source after which the source's partial sum is complete
     done: dict[int, tuple[Instruction, ...]] = {}
@@ -332,29 +339,36 @@ def mirrored_plan(plan: Plan, limit: int, align: int) -> Plan | None:
 
 
 def mark_early(programs: list[GroupProgram], tensors: dict[str, DdrTensor],
-               config: TX8Config) -> list[GroupProgram]:
-    """The programs with each sliced group's constant prefix marked `early` per tile
-    (module docstring, "Cross-group overlap"): on lane "ld", the Dmas of constants
-    before the tile's first other load; on lane "noc", the NocCopys of those loads
-    before its first other NoC instruction. A load whose buffer reaches above the
-    SPM region of the tile's previous group (where the previous epoch's resident values
-    may live) is not early, nor anything after it on its lane."""
+               config: TX8Config, variables: bool = True) -> list[GroupProgram]:
+    """The programs with each sliced group's leading loads marked `early` per tile
+    (module docstring, "Cross-group overlap"): on lane "ld", the Dmas before the tile's
+    first load that may not be early; on lane "noc", the NocCopys of those loads before
+    its first other NoC instruction. A load whose buffer reaches above the SPM region of
+    a group the tile may still run beside it (its previous group, and the groups of
+    other tiles since: where their epochs' resident values may live) may not be early;
+    without `variables`, nor may a load of anything but a constant (the constant prefix
+    alone, as before branch chain)."""
     out, prev_limit = [], {}
+    lowest = config.spm_bytes_per_tile  # the lowest region top so far (a tile's first group)
     for gp in programs:
         if gp.kind != "sliced":
             out.append(gp)
             continue
         early: dict[int, set[int]] = {}
         for tp in gp.tiles:
-            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
-            early[tp.tile] = {i for i in _early_loads(tp.instructions, tensors, top, config)}
+            top = prev_limit.get(tp.tile, lowest)
+            early[tp.tile] = set(_early_loads(tp.instructions, top, config,
+                                              None if variables else tensors))
         for tp in gp.tiles:
-            top = prev_limit.get(tp.tile, config.spm_bytes_per_tile)
+            top = prev_limit.get(tp.tile, lowest)
             early[tp.tile] |= _early_copies(tp.instructions, early, top, config)
         tiles = tuple(TileProgram(tp.tile, tuple(
             replace(ins, early=True) if i in early[tp.tile] else ins
             for i, ins in enumerate(tp.instructions))) for tp in gp.tiles)
         out.append(replace(gp, tiles=tiles))
+        lowest = min(lowest, gp.spm_limit)
+        for tile in prev_limit:
+            prev_limit[tile] = min(prev_limit[tile], gp.spm_limit)
         for tp in gp.tiles:
             prev_limit[tp.tile] = gp.spm_limit
     return out
@@ -379,14 +393,17 @@ def _own_refs(ins: Instruction) -> list[SpmRef]:
     return [ins.target]
 
 
-def _early_loads(instructions, tensors: dict[str, DdrTensor], top: int,
-                 config: TX8Config) -> list[int]:
+def _early_loads(instructions, top: int, config: TX8Config,
+                 constants_only: dict[str, DdrTensor] | None = None) -> list[int]:
+    """The leading loads of the ld lane whose buffers lie below `top` (and that load a
+    constant, when `constants_only` gives the tensors)."""
     found = []
     for i, ins in enumerate(instructions):
         if ins.lane != "ld":
             continue
-        if (not isinstance(ins, Dma) or tensors[ins.tensor].kind != "constant"
-                or _spm_top(ins.spm, config) > top):
+        if (not isinstance(ins, Dma) or _spm_top(ins.spm, config) > top
+                or (constants_only is not None
+                    and constants_only[ins.tensor].kind != "constant")):
             break
         found.append(i)
     return found
@@ -436,8 +453,9 @@ class _TileState:
     where: dict[ValueRef, tuple[SpmRef, Window]] = field(default_factory=dict)
     runs: dict[tuple[int, int], int] = field(default_factory=dict)
     out: list[Instruction] = field(default_factory=list)
-    first_constants: set[int] = field(default_factory=set)
-    """Indices in `out` of each constant's first load (a Dma or NocCopy) on the tile."""
+    first_ready: set[int] = field(default_factory=set)
+    """Indices in `out` of each ready value's first load (a Dma or NocCopy) on the tile
+    (`lower_group`'s `ready_first`)."""
 
 
 @dataclass
@@ -453,9 +471,10 @@ class _Derived:
 
 class GroupLowering:
     def __init__(self, spec: GroupSpec, plan: Plan, names: GroupNames, op_index: dict,
-                 config: TX8Config, gid: int, derived: dict, constants_first: bool = False):
+                 config: TX8Config, gid: int, derived: dict, ready_first: bool = False,
+                 waiting: frozenset[int] = frozenset()):
         self.spec, self.plan, self.names, self.op_index = spec, plan, names, op_index
-        self.constants_first = constants_first
+        self.ready_first, self.waiting = ready_first, waiting
         self.config, self.gid = config, gid
         self.derived = derived.get((spec.key, plan.candidate))
         if self.derived is None:
@@ -511,8 +530,8 @@ class GroupLowering:
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]
         order = [k for _, _, k in sorted(keys)]
-        if self.constants_first:
-            order = self._constants_first(order, state)
+        if self.ready_first:
+            order = self._ready_first(order, state)
         position = {k: i for i, k in enumerate(order)}
         for key, (ref, k) in list(self.partials.items()):
             if key[0] == tile.index:
@@ -522,12 +541,12 @@ class GroupLowering:
                 self.loaded[key] = (source, ref, position[-1 - k])
         return tuple(state.out[k] for k in order)
 
-    def _constants_first(self, order: list[int], state: _TileState) -> list[int]:
-        """`order` with each first load of a constant (`state.first_constants`) moved to
+    def _ready_first(self, order: list[int], state: _TileState) -> list[int]:
+        """`order` with each first load of a ready value (`state.first_ready`) moved to
         the front when no instruction before it touches its buffer's bytes: the list's
         meaning is unchanged (the moved load writes bytes nothing before it reads or
         writes), and the load can start while the tile's previous group still runs."""
-        firsts = state.first_constants
+        firsts = state.first_ready
         last = max((i for i, k in enumerate(order) if k in firsts), default=-1)
         front, rest = [], []
         touched: set[tuple[int, int]] = set()  # a set: a tile has few distinct buffers
@@ -567,8 +586,9 @@ class GroupLowering:
         state.where[ref] = (spm, window)
         if window.is_empty():  # an empty window moves nothing: no DMA is issued
             return
-        if node.index in self.names.consts and state.runs[(node.index, 0)] == 1:
-            state.first_constants.add(len(state.out))
+        ready = node.index in self.names.consts or node.inputs[0].index not in self.waiting
+        if ready and state.runs[(node.index, 0)] == 1:
+            state.first_ready.add(len(state.out))
         key = (step, node.index, window)
         source = self.loaded.get(key) if node.index in self.plan.multicast else None
         if source is not None:

@@ -41,16 +41,33 @@ A group with `group_tag` 2 (relabels only, `kind` "ddr") has no instructions: ea
 its results is an `alias` DdrTensor at the offset of the tensor it relabels (same
 bytes, another shape), so it costs nothing; it still carries its barrier.
 
-**Cross-group overlap.** An instruction marked `early` (a `Dma` loading a constant, a
-`NocCopy` of such a load) may start before its tile's previous group ends - before that
-group's barrier too: constants are read-only DDR - once the instructions before it on its
-lane have started and every instruction of that previous group touching its SPM range
-(on its tile, or reading it over the NoC) has finished. Early instructions are a prefix
-of their lane in their tile's list, and write only bytes below the previous group's
-`spm_limit` (above it the previous epoch's resident values may live). The lowering
-(`lower_module(overlap=True)`) marks them and mirrors every other group's buffers from
-the top of its region (`mirrored`), so that consecutive groups' buffers tend to be
-disjoint. A sequential reader (the C emitter) runs them in list order as any other.
+**Cross-group overlap.** An instruction marked `early` (a `Dma` load, a `NocCopy` of
+such a load) may start before its tile's previous group ends - before that group's
+barrier too - once the instructions before it on its lane have started, every
+instruction of that previous group touching its SPM range (on its tile, or reading it
+over the NoC) has finished, and - for a load of a value, not a constant - every store of
+an earlier group into the bytes it reads has finished: the stores of the groups the tile
+may still be running beside it (from the first group of its previous group's barrier
+epoch on), those of the same tensor whose windows meet its window, and any into the
+same bytes under another name (an alias) whole. A constant is read-only DDR and waits
+for no store; a graph input is written before the run. Early instructions are a prefix
+of their lane in their tile's list, and write only bytes below the `spm_limit` of every
+group the tile may run beside them (above it an epoch's resident values may live). The
+lowering (`lower_module(overlap=True)`) marks them, puts the first loads of values no
+group it may run beside writes first, and mirrors every other group's buffers from the
+top of its region (`mirrored`), so that consecutive groups' buffers tend to be disjoint.
+
+A sequential reader (the C emitter today) runs them in list order as any other, which
+honours every dependency above (the barrier orders more). To start them early, the
+emitted C must replace the barrier before an early instruction by waits on exactly
+those dependencies: per tile, a counter of finished instructions of its previous group
+(the SPM ranges: the early load may issue once that count covers the last instruction
+touching its buffer, and the NoC readers of other tiles have signalled theirs), and per
+producing tile a counter of finished stores (the load of a value waits until each tile
+whose stores write its window has passed the last such store: the semaphore pair the
+NocReduce uses, one per store stream). cmodel v2 times and checks them so: a load that
+starts before the store of its bytes reads another tensor's bytes (an error naming the
+load), one that overwrites a live buffer gives a wrong answer or an error.
 
 `barrier` on a group: every tile finishes the group (and those before it) before any
 tile starts a later one. The instructions of one tile run in list order on their lanes

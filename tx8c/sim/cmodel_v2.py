@@ -42,12 +42,17 @@ in the group whose SPM ranges overlap its own where one of them writes (RAW, WAR
 for a NocReduce or NocCopy the source tile's `after` instruction (and the source tile's
 next writer of that range waits for it). A tile runs its groups one after another
 (its SPM is reused), and a group with a barrier makes every tile wait until all tiles
-finished it and everything before it - except the group's `early` instructions (its
-constant prefix, `tx8c.codegen.program` "Cross-group overlap"): a tile's lanes get them
-when it enters the group before (or at the start, for its first group), behind that
-group's instructions, and each starts once the instructions of the tile's previous group
-that touch its SPM range - on the tile, or reading it over the NoC - have finished
-(`_early_deps`), not waiting for the barrier nor the group's end. While they run the tile
+finished it and everything before it - except the group's `early` instructions (the
+loads leading its ld lane and their NocCopys, `tx8c.codegen.program` "Cross-group
+overlap"): a tile's lanes get them when it enters the group before (or at the start,
+for its first group), behind that group's instructions, and each starts once the
+instructions of the tile's previous group that touch its SPM range - on the tile, or
+reading it over the NoC - have finished (`_early_deps`) and, for a load of a value,
+once the stores of earlier groups into the bytes it reads have (`_ddr_deps`: the
+groups from the first of the previous group's barrier epoch on; window by window for
+the same tensor, whole for another name of the same bytes), not waiting for the
+barrier nor the group's end. A load that started before the store of its bytes would
+find another tensor's tags in DDR (or nothing on a resident page): an error. While they run the tile
 is in two groups at once: its SPM bytes remember their writer's id, and entering the
 later group keeps what its early instructions wrote valid (ids grow group after group),
 so a buffer of the earlier group overwritten by one of them is an error or a wrong
@@ -628,6 +633,60 @@ def _kernel_durations(work, config: TX8Config) -> tuple[int, int]:
     return fixed, stream
 
 
+class _RangeIndex:
+    """(id, lo, hi) byte ranges of one tile's SPM: which ids touch a range."""
+
+    def __init__(self, ranges: list[tuple[int, int, int]]):
+        table = np.array(ranges, np.int64).reshape(-1, 3)
+        self.ids, self.lo, self.hi = table[:, 0], table[:, 1], table[:, 2]
+        self.found: dict[tuple[int, int], list[int]] = {}
+
+    def overlapping(self, lo: int, hi: int) -> list[int]:
+        key = (lo, hi)
+        if key not in self.found:
+            self.found[key] = self.ids[(self.lo < hi) & (lo < self.hi)].tolist()
+        return self.found[key]
+
+
+class _StoreIndex:
+    """The store instructions of a Program by the DDR tensor they write: which stores of
+    groups [since, before) write bytes a window of a tensor holds (`writing`)."""
+
+    def __init__(self, program: Program, stores: list[_Op]):
+        self.root = {t.name: t.alias_of or t.name for t in program.tensors}
+        self.constant = {t.name for t in program.tensors if t.kind == "constant"}
+        by_name: dict[str, list[_Op]] = {}
+        for op in stores:
+            by_name.setdefault(op.ins.tensor, []).append(op)
+        self.names: dict[str, list[str]] = {}
+        self.table: dict[str, tuple[np.ndarray, ...]] = {}
+        for name, ops in by_name.items():
+            self.names.setdefault(self.root[name], []).append(name)
+            rank = ops[0].ins.window.rank
+            self.table[name] = (
+                np.array([op.group for op in ops], np.int64),
+                np.array([op.gid for op in ops], np.int64),
+                np.array([op.ins.window.start for op in ops], np.int64).reshape(-1, rank),
+                np.array([op.ins.window.stop for op in ops], np.int64).reshape(-1, rank))
+        self.found: dict[tuple, list[int]] = {}
+
+    def writing(self, tensor: str, window: Window, since: int, before: int) -> list[int]:
+        key = (tensor, window, since, before)
+        if key in self.found:
+            return self.found[key]
+        out: list[int] = []
+        if tensor not in self.constant:
+            for name in self.names.get(self.root[tensor], ()):
+                group, gid, start, stop = self.table[name]
+                hit = (group >= since) & (group < before)
+                if name == tensor:
+                    hit &= ((start < np.array(window.stop)) & (np.array(window.start) < stop)
+                            ).all(axis=1)
+                out += gid[hit].tolist()
+        self.found[key] = out
+        return out
+
+
 class _Simulation:
     def __init__(self, model: CModelV2):
         self.model = model
@@ -660,6 +719,7 @@ class _Simulation:
                         self._noc_deps(self.ops[first_of_tile[tp.tile] + i], ins,
                                        first_of_tile)
         self._early_deps()
+        self._ddr_deps()
         for op in self.ops:
             op.deps = sorted(set(op.deps))
             op.waiting = len(op.deps)
@@ -685,7 +745,7 @@ class _Simulation:
             reads, writes = ([], [rng]) if ins.lane == "ld" else ([rng], [])
             if self.program.tensor(ins.tensor).kind == "resident":  # over the NoC
                 return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
-                           fixed=resident_dma_cycles(nbytes, config))
+                           fixed=resident_dma_cycles(nbytes, config), early=ins.early)
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                        fixed=config.dma_setup_cycles, stream=nbytes, early=ins.early)
         if isinstance(ins, Kernel):
@@ -765,11 +825,35 @@ class _Simulation:
                     continue
                 touching = [self.ops[i] for i in before]
                 touching += [o for o in readers.get((prev, tile), ()) if o.tile != tile]
+                ranges = _RangeIndex([(o.gid, a, b) for o in touching
+                                      for t, a, b in (*o.reads, *o.writes) if t == tile])
                 for op in early:
                     for _, lo, hi in op.writes:
-                        op.deps.extend(o.gid for o in touching if any(
-                            t == tile and a < hi and lo < b
-                            for t, a, b in (*o.reads, *o.writes)))
+                        op.deps.extend(ranges.overlapping(lo, hi))
+
+    def _ddr_deps(self) -> None:
+        """An early load of a variable (a DDR value, a graph input, a resident value)
+        waits for every store of the groups its tile may still be running beside it that
+        writes the window it reads: the groups from the first of its tile's previous
+        group's barrier epoch up to its own (a tile enters a group once every earlier
+        epoch finished, and gets the next group's early instructions then). A store of
+        the same tensor counts where its window meets the load's; a store of another
+        name over the same bytes (an alias) counts whole. Constants are never stored."""
+        epochs, first_of_epoch, count = [], {}, 0
+        for g, group in enumerate(self.program.groups):
+            epochs.append(count)
+            first_of_epoch.setdefault(count, g)
+            count += bool(group.barrier)
+        stores = _StoreIndex(self.program, [op for op in self.ops if op.lane == "st"
+                                            and isinstance(op.ins, Dma)])
+        for groups in self.tile_groups.values():
+            for k, (g, ids) in enumerate(groups):
+                since = first_of_epoch[epochs[groups[k - 1][0]]] if k else 0
+                for i in ids:
+                    op = self.ops[i]
+                    if op.early and isinstance(op.ins, Dma):
+                        op.deps.extend(stores.writing(op.ins.tensor, op.ins.window,
+                                                      since, g))
 
     def _noc_deps(self, op: _Op, ins: NocReduce | NocCopy, first_of_tile: dict[int, int]
                   ) -> None:

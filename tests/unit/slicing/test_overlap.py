@@ -1,20 +1,94 @@
-"""The model's chained estimate (`tx8c.slicing.overlap`): each group's constant prefix
-hidden in the previous group's run, never more than that run or the group itself."""
+"""The model's chained estimate (`tx8c.slicing.overlap`): each group's ready prefix
+hidden in the previous group's run, never more than the time that group leaves its ld
+lane idle or the group itself; the ready prefix counts the loads that wait for no store
+of the groups it may run beside (`ready_lead`, `tx8c.analysis.group_dag.waiting_operands`)."""
 
 from __future__ import annotations
 
-from tx8c.slicing.overlap import chained
+import math
+
+import numpy as np
+
+from tests.unit.slicing.helpers import single, the_group
+from tx8c.analysis.ddr_tensors import main_body
+from tx8c.analysis.group_dag import waiting_operands
+from tx8c.dialect.ops.backend import GroupOp
+from tx8c.dialect.ops.elementwise import AddOp
+from tx8c.ir_utils import group_ops
+from tx8c.slicing.evaluate import window_bytes
+from tx8c.slicing.group import group_spec
+from tx8c.slicing.overlap import chained, ready_lead
+from tx8c.slicing.search import SearchOptions, search
+from tx8c.target.config import DEFAULT_CONFIG
 
 
-def test_a_group_hides_its_lead_up_to_the_previous_group() -> None:
-    # the first group hides nothing; the second its whole lead (30 < 100); the third
-    # only as much as the second group lasts (20 of its 50)
-    assert chained([(100, 30), (20, 10), (80, 50)]) == [100, 10, 60]
+def test_a_group_hides_its_lead_up_to_the_previous_groups_idle_ld_lane() -> None:
+    # the first group hides nothing; the second its whole lead (30 < 100 - 40 idle);
+    # the third only what the second leaves idle (20 - 5 of its lead of 50)
+    assert chained([(100, 30, 40), (20, 10, 5), (80, 50, 70)]) == [100, 10, 65]
 
 
-def test_nothing_is_hidden_without_a_lead() -> None:
-    assert chained([(100, 0), (50, 0), (70, 0)]) == [100, 50, 70]
+def test_nothing_is_hidden_behind_a_busy_ld_lane_or_without_a_lead() -> None:
+    assert chained([(100, 0, 10), (50, 0, 10), (70, 0, 10)]) == [100, 50, 70]
+    assert chained([(100, 0, 100), (50, 40, 10)]) == [100, 50]
 
 
 def test_a_share_never_goes_below_zero() -> None:
-    assert chained([(100, 0), (20, 50)]) == [100, 0]
+    assert chained([(100, 0, 0), (20, 50, 0)]) == [100, 0]
+
+
+def _add_group():
+    a = np.ones((1, 64, 32, 32), np.float32)
+    spec = group_spec(the_group(single(AddOp, [a, a])))
+    return spec, search(spec, DEFAULT_CONFIG, SearchOptions())
+
+
+def test_the_ready_lead_leaves_out_the_inputs_that_wait() -> None:
+    """An Add of two inputs: waiting for both, nothing is ready; waiting for the first,
+    the second's first window (setup + bytes at the DDR bandwidth its tiles share)."""
+    spec, plan = _add_group()
+    config = DEFAULT_CONFIG
+    assert ready_lead(spec, plan, config, frozenset({0, 1})) == 0
+    load = next(n for n in spec.nodes if n.kind == "load" and n.inputs[0].index == 1)
+    nbytes = window_bytes(plan.slice_shapes[load.index], load.results[0], config)
+    rate = min(config.lsu_bytes_per_cycle,
+               config.ddr_bandwidth_bytes_per_s / config.clock_hz / max(1, plan.tiles))
+    if load.index in plan.multicast:
+        rate = min(config.lsu_bytes_per_cycle,
+                   config.ddr_bandwidth_bytes_per_s / config.clock_hz)
+    assert ready_lead(spec, plan, config, frozenset({0})) == math.ceil(
+        config.dma_setup_cycles + nbytes / rate)
+    assert ready_lead(spec, plan, config) > ready_lead(spec, plan, config, frozenset({0}))
+
+
+def test_waiting_operands_follow_the_barrier_epochs() -> None:
+    """On a compiled example: a sliced group waits for exactly the operands written by
+    the groups from the first of its previous sliced group's epoch on (relabels as what
+    they relabel); the first sliced group for what any group before it writes."""
+    from tests.e2e.test_cmodel_v2 import compiled
+
+    module = compiled("residual_cnn")[0]
+    groups = group_ops(main_body(module))
+    found = waiting_operands(groups)
+    position = {g: i for i, g in enumerate(groups)}
+    epoch, epochs = 0, []
+    for g in groups:
+        epochs.append(epoch)
+        epoch += bool(g.attr("need_barrier"))
+
+    def writer(value) -> int:
+        owner = value.owner
+        if owner not in position:
+            return -1  # a graph input
+        if owner.attr("group_tag") == GroupOp.IN_DDR:
+            return max((writer(v) for v in owner.operands), default=-1)
+        return position[owner]
+
+    previous, waited = None, 0
+    for i, g in enumerate(groups):
+        since = 0 if previous is None else epochs.index(epochs[previous])
+        assert found[i] == {k for k, v in enumerate(g.operands) if writer(v) >= since}
+        waited += len(found[i])
+        if g.attr("group_tag") != GroupOp.IN_DDR:
+            previous = i
+    assert 0 < waited < sum(len(g.operands) for g in groups)

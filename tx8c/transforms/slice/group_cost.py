@@ -31,7 +31,7 @@ previous group's tail (`tx8c.slicing.overlap`, `tx8c.codegen.lower`); the model'
 estimate is then the chained one. Off, groups run one after another whole.
 
 Statistics (module attribute `tx8c.slicing`, read into report.json): per group its ops,
-plan, estimate alone (`cycles`), its constant lead, its share of the model's
+plan, estimate alone (`cycles`), its ready lead, its share of the model's
 estimate (`chain_cycles`), bound, SPM peak and lower bound; totals: `cycles` the model's
 estimate (chained when `overlap`), `alone_cycles` the sum of the groups alone, `overlap`.
 """
@@ -46,10 +46,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i1, i64
 from xdsl.passes import ModulePass
 
+from tx8c.analysis.group_dag import waiting_operands
 from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.group import GroupSpec, group_spec
-from tx8c.slicing.overlap import chained, constant_lead
+from tx8c.slicing.overlap import chained, ready_lead
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -95,12 +96,14 @@ class GroupCostPass(ModulePass):
                            [f"group {g.attr('group_id')}" for g, _ in searched], self.jobs)
         templates = {s.key: (g.attr("group_id"), plan)
                      for (g, s), plan in zip(searched, plans, strict=True)}
+        every = [g for g in op.walk() if isinstance(g, GroupOp)]
+        waiting = dict(zip(every, waiting_operands(every), strict=True))
         rows = []
         for group, spec in groups:
             gid, plan = templates[spec.key]
             template = -1 if firsts[spec.key] is group else gid
             write_plan(group, spec, plan, template, config)
-            rows.append(group_row(group, spec, plan, template, config))
+            rows.append(group_row(group, spec, plan, template, config, waiting[group]))
         op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows, self.overlap),
                                                           sort_keys=True))
 
@@ -174,7 +177,9 @@ def _bool(v: bool) -> IntegerAttr:
 
 
 def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
-              config: TX8Config) -> dict:
+              config: TX8Config, waiting: frozenset[int] = frozenset()) -> dict:
+    """The group's statistics; `waiting`: its operands a group it may run beside writes
+    (its lead counts the loads of the others: `tx8c.slicing.overlap.ready_lead`)."""
     return {
         "group": group.attr("group_id"),
         "ops": [n.label for n in spec.nodes],
@@ -188,7 +193,7 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
         "tiles": plan.tiles,
         "steps": plan.steps,
         "cycles": plan.cycles,
-        "lead_cycles": constant_lead(spec, plan, config),
+        "lead_cycles": ready_lead(spec, plan, config, waiting),
         "bound_cycles": plan.bound_cycles,
         "engines": {e.lane: e.cycles for e in plan.engines},
         "spm_peak": plan.spm_peak,
@@ -203,7 +208,8 @@ def summary(rows: list[dict], overlap: bool = True) -> dict:
     """The statistics: `rows` in program order, each given its share of the model's
     estimate (`chain_cycles`: `tx8c.slicing.overlap.chained` when `overlap`, else its
     cycles alone)."""
-    shares = (chained([(r["cycles"], r["lead_cycles"]) for r in rows])
+    shares = (chained([(r["cycles"], r["lead_cycles"], r["engines"].get("ld", 0))
+                       for r in rows])
               if overlap else [r["cycles"] for r in rows])
     for r, share in zip(rows, shares, strict=True):
         r["chain_cycles"] = share
