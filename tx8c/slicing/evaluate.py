@@ -38,10 +38,10 @@ streams, as cmodel v2's tiles do); the schedule's repeating unit is extrapolated
 beyond `EXACT_STEPS` steps (the seed's Repeat node), except where classes of different
 shares drift apart (every step is simulated). A load or store of an empty window moves
 nothing and runs nowhere (`moving`: the lowering issues no DMA), like a Split piece
-another tile stores. Departs from the
-seed, whose Estimate sums the frames of the pipeline: frames are not alike where the DDR
-is shared between loads and stores or a hoisted weight fills the pipeline, and the
-closed form missed both (measured against cmodel v2: bench/bench_cmodel.py).
+another tile stores. Departs from the seed, whose Estimate sums the frames of the
+pipeline: frames are not alike where the DDR is shared between loads and stores or a
+hoisted weight fills the pipeline, and the closed form missed both (measured against
+cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
 (a Gemm sharded over output columns: every tile reads the same rows of the activation)
@@ -783,9 +783,9 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
 def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
                 propagate, every: bool = False
                 ) -> tuple[tuple[tuple[tuple[int, RunSteps], ...], ...], tuple]:
-    """(`Split.runs`, `Split.crossing`). Runs: per busy tile, the steps at which it runs
-    each node it runs at some
-    steps and not at others (its window is None there), and each node tile 0 never runs
+    """(`Split.runs`, `Split.crossing` from the same walks: `_crossing_steps`). Runs: per
+    busy tile, the steps at which it runs each node it runs at some steps and not at
+    others (its window is None there), and each node tile 0 never runs
     (its `counts` entry says nothing of the others). A tile's steps are walked along one
     dim at a time, the others at their first step (`_dim_walks`): a node missing from
     some steps is missing by the pieces of one dim (a Split's axis), so the walk along
