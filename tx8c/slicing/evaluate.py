@@ -831,11 +831,7 @@ def _crossing_steps(walks: dict[int, list], dims: list[int], pieces
     there, None for the others. The last index of a dim whose last piece is short is
     left to `edge_slices` (every node there is shorter)."""
     out = []
-    stride = math.prod(dims)
-    for d, size in enumerate(dims):
-        stride //= size
-        if size < 2:
-            continue
+    for d, size, stride in _stepped_dims(dims):
         short = pieces[d][-1][1] - pieces[d][-1][0] < pieces[d][0][1] - pieces[d][0][0]
         walk = walks[d][:size - 1] if short else walks[d]
         at: list[list] = [[None] * len(walk[0]) for _ in walk]
@@ -884,11 +880,7 @@ def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) ->
                if any(a[node] != b[node] for a, b in zip(walk, walk[1:]))]
     innermost = max(depends, default=-1)
     out = []
-    stride = math.prod(dims)
-    for d, size in enumerate(dims):
-        stride //= size
-        if size < 2:
-            continue
+    for d, size, stride in _stepped_dims(dims):
         at = [loops[node] for loops in walks[d]]
         here = [i for i in range(size) if at[i] is not None] or list(range(size))
         if d > innermost:
@@ -901,6 +893,16 @@ def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) ->
         if len(allowed) < size:
             out.append((stride, size, frozenset(allowed)))
     return tuple(out)
+
+
+def _stepped_dims(dims: list[int]):
+    """(dim, step count, stride in steps) of each loop dim of more than one step, the
+    steps numbered with the last dim innermost."""
+    stride = math.prod(dims)
+    for d, size in enumerate(dims):
+        stride //= size
+        if size > 1:
+            yield d, size, stride
 
 
 def _at(tile, pieces, reduce_pieces, index):
