@@ -1162,7 +1162,8 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     time it would take to move the bytes every tile streamed at the chip's bandwidth).
 
     The tile's instructions run as the lowering orders them (`frame_times`: step + stage
-    periods plus the start in the frame) on their lanes, each lane in that order, an
+    periods plus the start in the frame; each class's first load, or delivery, of every
+    constant first, `simulate_tile`) on their lanes, each lane in that order, an
     instruction starting when its lane is free, its operands are written and the buffer
     copy it overwrites has been read by the run `copies` earlier (`simulate_tile`).
     Every busy tile runs the same schedule at the same time, so a DMA streams at the
@@ -1526,8 +1527,15 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     """The finish time and the busy time per lane (the busiest tile class's) of the
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
-    the DDR. What each task's instructions need is worked out once per task
-    (`_Runner`), not once per step (the hot loop of the search)."""
+    the DDR. A class's first load (or delivery) of each constant comes first on its
+    lane, as the lowering puts a tile's first load of every constant at the front of its
+    list (`tx8c.codegen.lower`, cross-group overlap, on by default): BERT-base's last
+    LayerNorm, whose gamma and beta tile 15 loads and multicasts, had its receivers wait
+    for them behind the first rows' load (1.154 of cmodel v2 alone; the lowering moves a
+    constant only where no earlier instruction touched its bytes, which the allocator
+    decides later: a constant first needed late may stay behind there). What each
+    task's instructions need is worked out once per task (`_Runner`), not once per step
+    (the hot loop of the search)."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -1556,12 +1564,16 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
         for entry in runner.classes:
             for step in _steps_in_class(t, entry[-2], entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
+    first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
             node = r.node
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
+            if r.constant and (c, node, r.lane) not in first_constants:
+                first_constants.add((c, node, r.lane))
+                at = -1  # the lowering's constants first
             i = len(lane)
             last = latest[c]
             need = [last[n] for n in r.inputs if n in last]
@@ -1609,7 +1621,7 @@ class _Runner:
     (buffer, copies)."""
 
     __slots__ = ("node", "lane", "stage", "start", "tail", "classes", "inputs", "delivers",
-                 "noc", "holds", "reads", "writes", "writes_to", "accumulates")
+                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "constant")
 
     def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
                  writes, starts, acc_node: int):
@@ -1632,6 +1644,8 @@ class _Runner:
         self.writes = writes.get(t.node, [])
         self.writes_to = [b for b, _ in self.writes]
         self.accumulates = t.node == acc_node
+        node = spec.nodes[t.node]  # a constant's load or delivery
+        self.constant = node.kind == "load" and not node.inputs and t.lane in ("ld", "noc")
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
