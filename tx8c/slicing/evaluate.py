@@ -1723,7 +1723,7 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             began[i] = now
             hidden = 0.0
             if apart is not None and apart.hops[i]:
-                hidden = apart.begin(i, k, i in follows, freed[k] == now, deps[i],
+                hidden = apart.begin(i, k, i in follows, now, freed[k], deps[i], ended,
                                      fixed[i] if stream[i] > 0 else 0.0)
             if i in follows:
                 j, tail = follows[i]
@@ -1828,15 +1828,22 @@ class _Stagger:
         self.lead: dict[int, float] = {}  # a stream started after a gap -> bytes ahead
         self.carried: set[int] = set()  # streams whose setup overlapped: spread kept
 
-    def begin(self, i: int, k: int, delivery: bool, lane_bound: bool, deps, setup: float
-              ) -> float:
-        """Instruction i's start spread on lane k; returns how much of its `setup` (0: it
-        streams nothing) the other tiles' streams hide."""
-        spread = max([self.lane[k] if lane_bound or delivery else 0.0]
-                     + [self.end[d] for d in deps])
+    def begin(self, i: int, k: int, delivery: bool, now: float, freed: float, deps,
+              ended: list[float], setup: float) -> float:
+        """Instruction i's start spread on lane k, where its first tile starts at `now`:
+        its last tile starts when the last tile's lane is free (`freed` plus the lane's
+        spread) and its dependencies' last tiles are done (each one's end plus its
+        spread), whichever is later; a dependency or lane the first tile waited longer
+        for than that spread leaves none (the tiles run in step again: Swin's LayerNorms
+        of 11 - 18 steps, whose rows' loads never saw the multicast, store in step from
+        the second step on). Returns how much of its `setup` (0: it streams nothing) the
+        other tiles' streams hide."""
+        last = max([freed + self.lane[k]] + [ended[d] + self.end[d] for d in deps])
+        spread = max(0.0, last - now)
         if delivery:  # the NoC streams it from when its lane is free on each tile
-            spread += self.hops[i] * self.cycles
+            spread = self.lane[k] + self.hops[i] * self.cycles
         self.start[i] = spread
+        lane_bound = freed == now
         if setup and lane_bound and self.streamed_last[k]:
             self.carried.add(i)
             return min(setup, self.lane[k])
