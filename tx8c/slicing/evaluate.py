@@ -1830,16 +1830,17 @@ class _Stagger:
 
     def begin(self, i: int, k: int, delivery: bool, now: float, freed: float, deps,
               ended: list[float], setup: float) -> float:
-        """Instruction i's start spread on lane k, where its first tile starts at `now`:
-        its last tile starts when the last tile's lane is free (`freed` plus the lane's
-        spread) and its dependencies' last tiles are done (each one's end plus its
-        spread), whichever is later; a dependency or lane the first tile waited longer
-        for than that spread leaves none (the tiles run in step again: Swin's LayerNorms
-        of 11 - 18 steps, whose rows' loads never saw the multicast, store in step from
-        the second step on). Returns how much of its `setup` (0: it streams nothing) the
-        other tiles' streams hide."""
-        last = max([freed + self.lane[k]] + [ended[d] + self.end[d] for d in deps])
-        spread = max(0.0, last - now)
+        """Instruction i's start spread on lane k, where its last tile starts at `now`
+        (the estimate's times are its last tile's: a delivery ends at the farthest
+        destination's): its first tile starts when its lane is free there (`freed` less
+        the lane's spread) and its dependencies' first tiles are done (each one's end
+        less its spread), whichever is later; a dependency that every tile waits for
+        until `now` leaves none (the tiles run in step again: Swin's LayerNorms of 11 -
+        18 steps, whose rows' loads end after gamma's and beta's deliveries on every
+        tile, store in step). Returns how much of its `setup` (0: it streams nothing)
+        the other tiles' streams hide."""
+        first = max([freed - self.lane[k]] + [ended[d] - self.end[d] for d in deps])
+        spread = max(0.0, now - first)
         if delivery:  # the NoC streams it from when its lane is free on each tile
             spread = self.lane[k] + self.hops[i] * self.cycles
         self.start[i] = spread
