@@ -1146,6 +1146,10 @@ class Schedule:
     """Per class, its remainder steps (`Split.edges` of its share) and there its tasks'
     (cycles, DDR cycles) where they differ from the class's own (`edge_costs`), then its
     steps that cut a node's window short (`crossing_costs`); empty: no such steps."""
+    constants_first: bool = True
+    """Whether the lowering puts a tile's first load of every constant at the front of its
+    list (cross-group overlap, group-cost's `overlap`: on by default), so that
+    `simulate_tile` runs them first."""
 
 
 EXACT_STEPS = 12
@@ -1528,8 +1532,9 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
     the DDR. A class's first load (or delivery) of each constant comes first on its
-    lane, as the lowering puts a tile's first load of every constant at the front of its
-    list (`tx8c.codegen.lower`, cross-group overlap, on by default): BERT-base's last
+    lane when `schedule.constants_first`, as the lowering then puts a tile's first load of
+    every constant at the front of its list (`tx8c.codegen.lower`, cross-group overlap, on
+    by default): BERT-base's last
     LayerNorm, whose gamma and beta tile 15 loads and multicasts, had its receivers wait
     for them behind the first rows' load (1.154 of cmodel v2 alone; the lowering moves a
     constant only where no earlier instruction touched its bytes, which the allocator
@@ -1565,13 +1570,14 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             for step in _steps_in_class(t, entry[-2], entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
     first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
+    first = schedule.constants_first
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
             node = r.node
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
-            if r.constant and (c, node, r.lane) not in first_constants:
+            if first and r.constant and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
             i = len(lane)
@@ -2082,8 +2088,9 @@ class Evaluator:
     same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
     share one estimate (`estimates`) and one lower bound (`floors`)."""
 
-    def __init__(self, spec: GroupSpec, config: TX8Config):
+    def __init__(self, spec: GroupSpec, config: TX8Config, constants_first: bool = True):
         self.spec, self.config = spec, config
+        self.constants_first = constants_first  # `Schedule.constants_first`
         self.propagate = Propagator(spec)
         self.bound = group_bound(spec, config)
         self.splits: dict = {}
@@ -2185,7 +2192,8 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers, ts, config)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts, config,
+                           shared.constants_first)
     placed = None
     if allocate_spm:
         try:
@@ -2274,7 +2282,8 @@ def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
 
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer], ts: list[Task], config: TX8Config) -> Schedule:
+                buffers: list[Buffer], ts: list[Task], config: TX8Config,
+                constants_first: bool = True) -> Schedule:
     """The estimate's view of a candidate's steps, buffers and tile classes
     (`Schedule`)."""
     late = late_nodes(spec, cand)
@@ -2293,7 +2302,7 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
         accumulating(cand), owners, classes, costs if any(costs) else (),
-        edges if any(edges) else ())
+        edges if any(edges) else (), constants_first)
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config
