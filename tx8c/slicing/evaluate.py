@@ -31,14 +31,17 @@ copy it overwrites was read. Busy tiles that do the same work form a tile class
 (`tile_classes`: a multicast's sources and its receivers, tiles that never run a
 Split piece's store); each class runs its instructions on its own lanes, side by side
 with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
-divided among all the streams of the chip at that moment and pays its setup alone;
-the schedule's repeating unit is extrapolated beyond `EXACT_STEPS` steps (the seed's
-Repeat node), except where classes of different shares drift apart (every step is
-simulated). A load or store of an empty window moves nothing and runs nowhere (`moving`:
-the lowering issues no DMA), like a Split piece another tile stores. Departs from the
-seed, whose Estimate sums the frames of the pipeline: frames are not alike where the DDR
-is shared between loads and stores or a hoisted weight fills the pipeline, and the
-closed form missed both (measured against cmodel v2: bench/bench_cmodel.py).
+divided among all the streams of the chip at that moment and pays its setup alone
+(but for a class whose tiles receive a multicast over different hops: they run out of
+step, and a DMA following a stream on its lane overlaps its setup with the other tiles'
+streams, as cmodel v2's tiles do); the schedule's repeating unit is extrapolated
+beyond `EXACT_STEPS` steps (the seed's Repeat node), except where classes of different
+shares drift apart (every step is simulated). A load or store of an empty window moves
+nothing and runs nowhere (`moving`: the lowering issues no DMA), like a Split piece
+another tile stores. Departs from the seed, whose Estimate sums the frames of the
+pipeline: frames are not alike where the DDR is shared between loads and stores or a
+hoisted weight fills the pipeline, and the closed form missed both (measured against
+cmodel v2: bench/bench_cmodel.py).
 
 **Multicast** (`TX8Config.noc_multicast`). A load whose window is the same on k tiles
 (a Gemm sharded over output columns: every tile reads the same rows of the activation)
@@ -220,7 +223,9 @@ class Split:
     shares: tuple[int, ...] = ()
     """Per busy tile, its share's slices: 0, `slice_shapes` (tile 0's share, the
     largest); k, `share_slices[k - 1]` (a smaller share: the last tile of a dim the
-    tiles do not divide evenly). Empty when every busy share has tile 0's shape."""
+    tiles do not divide evenly; tiles running other Concatenate inputs than their
+    shape's first tile, tile 0's own included, `_share_slices`). Empty when every busy
+    share has tile 0's shape and nodes."""
     share_slices: tuple[tuple[tuple[int, ...] | None, ...], ...] = ()
     share_steps: tuple[int, ...] = ()
     """Per smaller share (as `share_slices`), its tiles' step count: fewer than `steps`
@@ -230,6 +235,18 @@ class Split:
     """The remainder steps (`edge_slices`): per share (0: tile 0's) and combination of
     the loop dims whose last piece is shorter than the others, the steps at the last
     index of those dims and the node slices there."""
+    crossing: tuple[tuple[tuple[RunSteps, tuple[tuple[int, ...] | None, ...]], ...],
+                    ...] = ()
+    """Per busy tile (where `runs` is set), the steps that cut a node's window short of
+    its slice at the other steps of a dim - a Concatenate input the step's rows leave
+    at a boundary (Swin's 3 + 53 rows over 7-row steps: tile 0's first step loads 4
+    rows of the second input, the others 7) - and the node slices there (None: the
+    tile's own), per (dim, index) (`_crossing_steps`); a short last piece is
+    `edges`'."""
+    hops: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Per node of `multicast`, per busy tile, the mesh hops from its source (0: the
+    source itself, or a tile loading none of it): a delivery ends `hops` NoC hops after
+    the read (`cost.multicast_done`)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -349,17 +366,19 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
         tile_steps = [share_steps[k - 1] if k else steps for k in share_of]
         shared, senders = multicast_loads(spec, busy, sharded.windows, config, tile_steps,
                                           counts)
+    hops = {n: tuple(mesh_hops(busy[k].index, t.index, config) for t, k in zip(busy, source))
+            for n, source in senders.items()}
     edges = edge_slices(spec, cand, first, 0, granules, propagate)
     for k in range(1, len(share_slices) + 1):
         edges += edge_slices(spec, cand, busy[share_of.index(k)], k, granules, propagate)
-    runs = ()
+    runs, crossing = (), ()
     if uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
-        runs = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
-                           granules, propagate, uneven)
+        runs, crossing = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
+                                     granules, propagate, uneven)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
-                 share_slices, share_steps, edges)
+                 share_slices, share_steps, edges, crossing if any(crossing) else (), hops)
 
 
 EDGE_DIMS = 3
@@ -424,34 +443,55 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
                   ) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
     """(`Split.shares`, `Split.share_slices`, `Split.share_steps`): the busy shares whose
     shape is not tile 0's (a dim the tiles do not divide evenly leaves the last tile
-    less), or whose tiles never run other nodes than tile 0 (`absent`, per busy tile:
-    the inputs of a Concatenate outside their rows or channels) and move other slices
-    of those they run than `largest`, each with its largest
-    slices over its first, middle and last step and its step count. Tiles that run
-    other inputs of a Concatenate move other slices of them: Swin's 4-way Concatenate
-    of 96-channel inputs over 64-channel shares loads 32 channels of the second input
-    on one share and 64 on the next, which took the first share's 32 when only the
-    anchor's shape told the shares apart (0.91 of cmodel v2). A node the first tile of
-    a share moves nothing of (`moving`: another Concatenate input than its own) takes
-    its slice from the next tile of the share that does; one none of them runs keeps
-    `largest`'s. Empty when every busy share has tile 0's shape and nodes."""
+    less), or whose tiles never run other nodes than the first tile of their shape
+    (`absent`, per busy tile: the inputs of a Concatenate outside their rows or
+    channels) and move other slices of those they run than it does (tile 0: than
+    `largest`), each with its largest slices over its first, middle and last step and
+    its step count. Tiles that run other inputs of a Concatenate move other slices of
+    them: Swin's 4-way Concatenate of 96-channel inputs over 64-channel shares loads 32
+    channels of the second input on one share and 64 on the next, which took the first
+    share's 32 when only the anchor's shape told the shares apart (0.91 of cmodel v2);
+    in a smaller share too (Swin's 2-input Concatenate over 4 x 4 tiles: the last row
+    band's first tile loads one column of the second input, its peers four; 0.948 of
+    cmodel v2). Tile 0 itself, when tiles of its shape run other nodes and its own
+    slices are smaller than `largest` (the second input's one column where its peers
+    move four, which `largest` took from the anchor's interior), is a share of its own
+    with its own slices, and `slice_shapes` then serves the peers that move the
+    largest. A node the first tile of a share moves nothing of (`moving`: another
+    Concatenate input than its own) takes its slice from the next tile of the share
+    that does; one none of them runs keeps `largest`'s. Empty when every busy share has
+    tile 0's shape and nodes."""
     def anchor(tile):
         return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
 
     keys = [anchor(t) for t in busy]
-    moved: dict[frozenset[int], bool] = {}  # per set of nodes never run: other slices?
+    first = {}  # per anchor shape, its first tile: (position, its largest slices)
+    moved: dict[tuple, bool] = {}  # per shape and set of nodes never run: other slices?
     for k, tile in enumerate(busy if any(absent) else ()):
+        j, big_slices = first.setdefault(keys[k], (k, largest if k == 0 else None))
         never = absent[k]
-        if never == absent[0] or keys[k] != keys[0]:
+        if never == absent[j]:
             continue
-        if never not in moved:
+        if (keys[k], never) not in moved:
+            if big_slices is None:
+                big_slices = _tile_slices(spec, cand, busy[j], granules, propagate)[0]
+                first[keys[k]] = (j, big_slices)
             own = _tile_slices(spec, cand, tile, granules, propagate)[0]
-            moved[never] = any(n not in never and s is not None and all(s) and s != big
-                               for n, (s, big) in enumerate(zip(own, largest, strict=True)))
-        if moved[never]:
+            moved[(keys[k], never)] = any(
+                n not in never and s is not None and all(s) and big is not None
+                and all(big) and s != big
+                for n, (s, big) in enumerate(zip(own, big_slices, strict=True)))
+        if moved[(keys[k], never)]:
             keys[k] = (*keys[k], never)
+    if any(never != absent[0] and key[:2] == keys[0]
+           for key, never in zip(keys, absent, strict=False)):
+        own = _tile_slices(spec, cand, busy[0], granules, propagate)[0]
+        if any(n not in absent[0] and s is not None and all(s) and s != big
+               for n, (s, big) in enumerate(zip(own, largest, strict=True))):
+            keys = [(*key, never) if key == keys[0] and never == absent[0] else key
+                    for key, never in zip(keys, absent, strict=False)]
 
-    kinds = {keys[0]: 0} if busy else {}
+    kinds = {anchor(busy[0]): 0} if busy else {}  # 0: tile 0's shape, `largest`
     for key in keys:
         kinds.setdefault(key, len(kinds))
     if len(kinds) < 2:
@@ -539,6 +579,13 @@ class TileClass:
     steps: int = 0
     """Its tiles' step count where their share has another than tile 0's
     (`Split.share_steps`; 0: the schedule's). Its `runs` then give every node's steps."""
+    crossing: tuple[tuple[RunSteps, tuple[tuple[int, ...] | None, ...]], ...] = ()
+    """Its tiles' steps that cut a node's window short (`Split.crossing`)."""
+    stagger: int = 0
+    """The most mesh hops by which its tiles' distances to the source of a multicast it
+    receives differ (`Split.hops`; 0: none, or one distance): each delivery ends its
+    own hops after the read, so its tiles run out of step, and one tile's DMA setup
+    may overlap the others' streams (`_event_run`'s `stagger`)."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
@@ -549,14 +596,15 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
     instructions; different classes run side by side and share the DDR (`estimate`).
     One class when every tile does the same work."""
     senders = {n: split.senders[n] for n in multicast if n in split.senders}
-    if not senders and not split.absent and not any(split.runs) and not split.shares:
+    if not (senders or split.absent or any(split.runs) or split.shares or split.crossing):
         return (TileClass(max(1, split.tiles)),)
     busy = max(len(split.absent), len(split.runs), len(split.shares),
                max((len(s) for s in senders.values()), default=0))
     keys = [(split.absent[k] if split.absent else frozenset(),
              frozenset(n for n, source in senders.items() if source[k] != k),
              split.runs[k] if split.runs else (),
-             split.shares[k] if split.shares else 0)
+             split.shares[k] if split.shares else 0,
+             split.crossing[k] if split.crossing else ())
             for k in range(busy)]
     order = list(dict.fromkeys(keys))
     out = []
@@ -564,8 +612,12 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
         own = split.share_steps[key[3] - 1] if key[3] else 0
-        out.append(TileClass(keys.count(key), key[0], receives, key[2], key[3],
-                             own if own != split.steps else 0))
+        members = [k for k, other in enumerate(keys) if other == key]
+        stagger = max((max(split.hops[n][k] for k in members)
+                       - min(split.hops[n][k] for k in members)
+                       for n in key[1] if n in split.hops), default=0)
+        out.append(TileClass(len(members), key[0], receives, key[2], key[3],
+                             own if own != split.steps else 0, key[4], stagger))
     return tuple(out)
 
 
@@ -730,9 +782,10 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
 
 def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
                 propagate, every: bool = False
-                ) -> tuple[tuple[tuple[int, RunSteps], ...], ...]:
-    """`Split.runs`: per busy tile, the steps at which it runs each node it runs at some
-    steps and not at others (its window is None there), and each node tile 0 never runs
+                ) -> tuple[tuple[tuple[tuple[int, RunSteps], ...], ...], tuple]:
+    """(`Split.runs`, `Split.crossing` from the same walks: `_crossing_steps`). Runs: per
+    busy tile, the steps at which it runs each node it runs at some steps and not at
+    others (its window is None there), and each node tile 0 never runs
     (its `counts` entry says nothing of the others). A tile's steps are walked along one
     dim at a time, the others at their first step (`_dim_walks`): a node missing from
     some steps is missing by the pieces of one dim (a Split's axis), so the walk along
@@ -741,7 +794,7 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
     walked once. `every`: some busy shares have fewer steps than tile 0's, so a task's
     count (tile 0's steps) says nothing of theirs: every node is listed."""
     late = late_nodes(spec, cand)
-    walked, seen = [], {}
+    walked, seen, crossing = [], {}, []
     for tile, never in zip(busy, absent, strict=True):
         pieces = _step_pieces(cand, tile.anchor, granules)
         reduce_pieces = _reduce_pieces(cand, tile.reduce)
@@ -749,8 +802,10 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
         key = (tuple(p for p, n in zip(tile.anchor.pairs(), dims, strict=False) if n > 1),
                tile.reduce, tuple(dims), never)
         if key not in seen:
-            seen[key] = _dim_walks(spec, cand, tile, pieces, reduce_pieces, dims, propagate)
-        walked.append((seen[key], dims, never))
+            walks = _dim_walks(spec, cand, tile, pieces, reduce_pieces, dims, propagate)
+            seen[key] = walks, _crossing_steps(walks, dims, pieces + reduce_pieces)
+        walked.append((seen[key][0], dims, never))
+        crossing.append(seen[key][1])
     # a node partial on one tile is listed on every tile that runs it: tile 0's count
     # says nothing of a tile that runs it at every step (a Concatenate input that tile 0
     # loads at its last step only, the others at each)
@@ -765,6 +820,31 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
             done[key] = tuple((n, _steps_of(n, n in late, walks, dims))
                               for n in sorted(listed - never)) if walks or every else ()
         out.append(done[key])
+    return tuple(out), tuple(crossing)
+
+
+def _crossing_steps(walks: dict[int, list], dims: list[int], pieces
+                    ) -> tuple[tuple[RunSteps, tuple], ...]:
+    """A tile's `Split.crossing` from its walks along each dim (`_dim_walks`): per
+    (dim, index) where some node's window is smaller than its largest along the walk
+    (per dim), the steps at that index (a `RunSteps` pattern) and the node slices
+    there, None for the others. The last index of a dim whose last piece is short is
+    left to `edge_slices` (every node there is shorter)."""
+    out = []
+    for d, size, stride in _stepped_dims(dims):
+        short = pieces[d][-1][1] - pieces[d][-1][0] < pieces[d][0][1] - pieces[d][0][0]
+        walk = walks[d][:size - 1] if short else walks[d]
+        at: list[list] = [[None] * len(walk[0]) for _ in walk]
+        for n in range(len(walk[0])):
+            shapes = [loops[n].shape for loops in walk if loops[n] is not None]
+            if len(set(shapes)) < 2:
+                continue
+            big = tuple(map(max, *shapes))
+            for i, loops in enumerate(walk):
+                if loops[n] is not None and loops[n].shape != big:
+                    at[i][n] = loops[n].shape
+        out += [(((stride, size, frozenset({i})),), tuple(a))
+                for i, a in enumerate(at) if any(x is not None for x in a)]
     return tuple(out)
 
 
@@ -800,11 +880,7 @@ def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) ->
                if any(a[node] != b[node] for a, b in zip(walk, walk[1:]))]
     innermost = max(depends, default=-1)
     out = []
-    stride = math.prod(dims)
-    for d, size in enumerate(dims):
-        stride //= size
-        if size < 2:
-            continue
+    for d, size, stride in _stepped_dims(dims):
         at = [loops[node] for loops in walks[d]]
         here = [i for i in range(size) if at[i] is not None] or list(range(size))
         if d > innermost:
@@ -817,6 +893,16 @@ def _steps_of(node: int, late: bool, walks: dict[int, list], dims: list[int]) ->
         if len(allowed) < size:
             out.append((stride, size, frozenset(allowed)))
     return tuple(out)
+
+
+def _stepped_dims(dims: list[int]):
+    """(dim, step count, stride in steps) of each loop dim of more than one step, the
+    steps numbered with the last dim innermost."""
+    stride = math.prod(dims)
+    for d, size in enumerate(dims):
+        stride //= size
+        if size > 1:
+            yield d, size, stride
 
 
 def _at(tile, pieces, reduce_pieces, index):
@@ -946,6 +1032,20 @@ def edge_costs(spec: GroupSpec, split: Split, share: int, ts: list[Task],
     return tuple(out)
 
 
+def crossing_costs(spec: GroupSpec, split: Split, tc: TileClass, ts: list[Task],
+                   config: TX8Config) -> tuple[tuple[RunSteps, tuple], ...]:
+    """Per step pattern of the tile class `tc` that cuts a node's window short
+    (`TileClass.crossing`), the costs (`share_costs`' form) of the tasks there, in
+    `Schedule.edges`' form."""
+    own = split.share_slices[tc.share - 1] if tc.share else split.slice_shapes
+    out = []
+    for pattern, shapes in tc.crossing:
+        costs = _slice_costs(spec, split, shapes, own, ts, config, every=True)
+        if costs:
+            out.append((pattern, costs))
+    return tuple(out)
+
+
 def _slice_costs(spec: GroupSpec, split: Split, shapes, base, ts: list[Task],
                  config: TX8Config, every: bool = False
                  ) -> tuple[tuple[tuple[int, str], int, int], ...]:
@@ -1044,8 +1144,12 @@ class Schedule:
     edges: tuple[tuple[tuple[RunSteps, tuple[tuple[tuple[int, str], int, int], ...]],
                        ...], ...] = ()
     """Per class, its remainder steps (`Split.edges` of its share) and there its tasks'
-    (cycles, DDR cycles) where they differ from the class's own (`edge_costs`); empty:
-    no remainder steps."""
+    (cycles, DDR cycles) where they differ from the class's own (`edge_costs`), then its
+    steps that cut a node's window short (`crossing_costs`); empty: no such steps."""
+    constants_first: bool = True
+    """Whether the lowering puts a tile's first load of every constant at the front of its
+    list (cross-group overlap, group-cost's `overlap`: on by default), so that
+    `simulate_tile` runs them first."""
 
 
 EXACT_STEPS = 12
@@ -1062,7 +1166,8 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     time it would take to move the bytes every tile streamed at the chip's bandwidth).
 
     The tile's instructions run as the lowering orders them (`frame_times`: step + stage
-    periods plus the start in the frame) on their lanes, each lane in that order, an
+    periods plus the start in the frame; each class's first load, or delivery, of every
+    constant first, `simulate_tile`) on their lanes, each lane in that order, an
     instruction starting when its lane is free, its operands are written and the buffer
     copy it overwrites has been read by the run `copies` earlier (`simulate_tile`).
     Every busy tile runs the same schedule at the same time, so a DMA streams at the
@@ -1176,7 +1281,12 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     class's costs): its fixed part (`cycles - ddr`) plus its `ddr` full-share cycles at
     the fastest rate it can stream, min(lsu, ddr bandwidth / streams) / share (`streams`
     the tiles streaming like it: the chip's streams at any moment include its own); 0 for
-    a multicast delivery, whose end only follows its load's. Then per class:
+    a multicast delivery, whose end only follows its load's. In a staggered class
+    (`TileClass.stagger`) a DMA whose setup overlaps the other tiles' streams
+    (`_event_run`'s `stagger`) streams up to its setup earlier and ends no sooner than
+    its setup plus its bytes at the LSU's rate, so there d(t) is the larger of the
+    stream alone and that, and its stream may start with its run (its fixed part
+    counts 0 before it). Then per class:
     - work: a lane's last instruction ends at least the sum of d over the lane's
       instructions after its first one starts; a delivery there ends at least its
       `cycles` after its lane was freed (`_event_run`), so a lane holding one counts
@@ -1276,11 +1386,14 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         key = (t.node, t.lane)
         parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
                  for s in run_steps]  # a remainder step's smaller slices
-        ones = [f + d / fastest for f, d in parts]
+        if tc.stagger:  # a setup may overlap: the stream, or setup + bytes at the LSU
+            ones = [max(d / fastest, f + d * share / lsu) if d else f for f, d in parts]
+        else:
+            ones = [f + d / fastest for f, d in parts]
         least[i] = 0.0 if t.delivers else min(ones)
         work[t.lane] = work.get(t.lane, 0.0) + sum(ones)
         if any(d > 0 for _, d in parts):
-            streaming[i] = min(f for f, d in parts if d > 0)
+            streaming[i] = 0.0 if tc.stagger else min(f for f, d in parts if d > 0)
             chip += _streams(t, schedule, tc) * sum(d for _, d in parts)
     if not run:
         return _ClassFloor(0.0, 0.0, math.inf, math.inf, 0)
@@ -1418,8 +1531,16 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     """The finish time and the busy time per lane (the busiest tile class's) of the
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
-    the DDR. What each task's instructions need is worked out once per task
-    (`_Runner`), not once per step (the hot loop of the search)."""
+    the DDR. A class's first load (or delivery) of each constant comes first on its
+    lane when `schedule.constants_first`, as the lowering then puts a tile's first load of
+    every constant at the front of its list (`tx8c.codegen.lower`, cross-group overlap, on
+    by default): BERT-base's last
+    LayerNorm, whose gamma and beta tile 15 loads and multicasts, had its receivers wait
+    for them behind the first rows' load (1.154 of cmodel v2 alone; the lowering moves a
+    constant only where no earlier instruction touched its bytes, which the allocator
+    decides later: a constant first needed late may stay behind there). What each
+    task's instructions need is worked out once per task (`_Runner`), not once per step
+    (the hot loop of the search)."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -1433,6 +1554,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
+    staggered = [tc.stagger for tc in classes]
+    stagger = [] if any(staggered) else None  # per instruction: its class's stagger
     follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
     latest: list[dict[int, int]] = [{} for _ in classes]  # per class: node -> last instr.
     runs: list[dict[int, int]] = [{} for _ in classes]  # node -> buffer copy of last run
@@ -1446,12 +1569,17 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
         for entry in runner.classes:
             for step in _steps_in_class(t, entry[-2], entry[-1], schedule, count):
                 at_step[step].append((runner, entry))
+    first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
+    first = schedule.constants_first
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
             node = r.node
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
+            if first and r.constant and (c, node, r.lane) not in first_constants:
+                first_constants.add((c, node, r.lane))
+                at = -1  # the lowering's constants first
             i = len(lane)
             last = latest[c]
             need = [last[n] for n in r.inputs if n in last]
@@ -1480,8 +1608,10 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             stream.append(streamed)
             deps.append(need)
             streams.append(chip_streams)
+            if stagger is not None:
+                stagger.append(staggered[c])
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
-                             config, follows)
+                             config, follows, stagger)
     out: dict[str, float] = {}
     for (_, name), cycles_ in busy.items():
         out[name] = max(out.get(name, 0.0), cycles_)
@@ -1497,7 +1627,7 @@ class _Runner:
     (buffer, copies)."""
 
     __slots__ = ("node", "lane", "stage", "start", "tail", "classes", "inputs", "delivers",
-                 "noc", "holds", "reads", "writes", "writes_to", "accumulates")
+                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "constant")
 
     def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
                  writes, starts, acc_node: int):
@@ -1520,11 +1650,13 @@ class _Runner:
         self.writes = writes.get(t.node, [])
         self.writes_to = [b for b, _ in self.writes]
         self.accumulates = t.node == acc_node
+        node = spec.nodes[t.node]  # a constant's load or delivery
+        self.constant = node.kind == "load" and not node.inputs and t.lane in ("ld", "noc")
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
-               follows: dict[int, tuple[int, int]] | None = None
-               ) -> tuple[float, dict[str, float]]:
+               follows: dict[int, tuple[int, int]] | None = None,
+               stagger: list[int] | None = None) -> tuple[float, dict[str, float]]:
     """Run instructions on their lanes (in `key` order per lane) with their
     dependencies; a streaming instruction's `stream` cycles are at the tile's full
     DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
@@ -1534,10 +1666,23 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     dependencies done), and ends no sooner than `tail` after j
     (`cost.multicast_done`, as cmodel v2 times a NocCopy).
 
+    `stagger[i]`: the hop spread of instruction i's tile class (`TileClass.stagger`;
+    None: every class runs in step), whose tiles run out of step from their multicast
+    deliveries on: `_Stagger` follows how far apart they run, and a DMA that starts as
+    the previous one of its lane ends a stream overlaps its setup, up to that spread,
+    with the streams of the tiles that ended theirs later (each tile ended its previous
+    stream at its own time), so the DDR does not idle meanwhile; it ends no sooner than
+    its setup plus its bytes at the LSU's rate (one tile alone). cmodel v2 runs each
+    tile's DMA on its own: Swin's LayerNorm, whose 15 receivers of gamma and beta end
+    their deliveries 40 cycles apart, keeps the DDR busy from its first store to its
+    last; in lockstep every store paid its setup with the DDR idle (1.076 of cmodel v2).
+
     The search's hot loop: lanes are numbered, and the chip's streams (whole tiles:
     their sum is exact in any order) and their rate change only when a stream starts or
     ends."""
     follows = follows or {}
+    least_end: dict[int, float] = {}  # an overlapped DMA -> setup + its bytes at the LSU rate
+    streamed_out: set[int] = set()  # overlapped DMAs whose stream ended before that
     n = len(lane)
     names: dict = {}
     of = [names.setdefault(label, len(names)) for label in lane]  # instruction -> lane
@@ -1560,6 +1705,8 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / tiles)
+    at_lsu = share / lsu  # cycles of one full-share stream cycle at the LSU's rate
+    apart = _Stagger(stagger, n, lanes, config) if stagger else None
     began = [0.0] * n
     ended = [0.0] * n
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
@@ -1580,10 +1727,17 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             pos[k] = p + 1
             free[k] = False
             began[i] = now
+            hidden = 0.0
+            if apart is not None and apart.hops[i]:
+                hidden = apart.begin(i, k, i in follows, now, freed[k], deps[i], ended,
+                                     fixed[i] if stream[i] > 0 else 0.0)
             if i in follows:
                 j, tail = follows[i]
                 ready = max([freed[k]] + [ended[d] for d in deps[i] if d != j])
                 push(timers, (max(now, ended[j] + tail, max(began[j], ready) + fixed[i]), i))
+            elif hidden:  # its setup overlaps the other tiles' streams
+                least_end[i] = now + fixed[i] + stream[i] * at_lsu
+                push(timers, (now + fixed[i] - hidden, i))
             else:
                 push(timers, (now + fixed[i], i))
         changed = []
@@ -1609,11 +1763,22 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             for i in ended_now:
                 del streaming[i]
                 chip -= streams[i]
+                if apart is not None and apart.hops[i]:
+                    apart.streamed(i, rate * share, then - began[i])
+            if least_end:  # an overlapped DMA ends no sooner than its setup + bytes
+                early = [i for i in ended_now if least_end.get(i, then) > then]
+                for i in early:
+                    push(timers, (least_end[i], i))
+                    streamed_out.add(i)
+                if early:
+                    ended_now = [i for i in ended_now if i not in streamed_out]
         now = then
         started = False
         while timers and timers[0][0] <= now:
             i = pop(timers)[1]
-            if stream[i] > 0 and i not in streaming:
+            if stream[i] > 0 and i not in streaming and i not in streamed_out:
+                if apart is not None and apart.hops[i]:
+                    apart.streams(i, chip, streams[i], lsu, ddr)
                 streaming[i] = float(stream[i])
                 chip += streams[i]
                 started = True
@@ -1624,6 +1789,8 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             ended[i] = now
             freed[k] = now
             free[k] = True
+            if apart is not None:
+                apart.finish(i, k, stream[i] > 0)
             busy[k] = busy[k] + now - began[i]
             changed.append(k)
             for u in users[i]:
@@ -1636,6 +1803,78 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     out = {label: busy[k] for label, k in names.items()}
     out[(-1, "ddr")] = channel / ddr  # the DDR channel's busy time
     return now, out
+
+
+class _Stagger:
+    """How far apart the tiles of a staggered tile class run (`_event_run`'s `stagger`):
+    per instruction, the cycles between its first and its last tile's start and end
+    (its spread). A multicast delivery widens its class's spread by its hop spread
+    (each tile's copy ends its own hops after the read; deliveries queued on the NoC
+    lane add up, each streaming from when its lane is free on a tile: Swin's gamma and
+    beta, 20 cycles each); an instruction starts as
+    spread as what it waits for (its dependencies, and its lane's previous instruction
+    when the lane held it back). A stream started after a gap gets further apart: its
+    first tile streams ahead at the rate of one more stream on the chip, and at its end
+    that lead takes the rate each stream gets then (cmodel v2 shares the DDR equally
+    among the DMAs streaming: the LayerNorm's 40 cycles become 80 by the end of its
+    first store, where the first tile streamed alone); a stream whose setup overlapped
+    its lane's previous stream keeps that spread. Only how much of a setup the others'
+    streams hide (at most the setup) depends on it."""
+
+    __slots__ = ("hops", "cycles", "start", "end", "lane", "streamed_last", "lead",
+                 "carried")
+
+    def __init__(self, stagger: list[int], n: int, lanes: int, config: TX8Config):
+        self.hops = stagger
+        self.cycles = config.noc_hop_cycles
+        self.start = [0.0] * n
+        self.end = [0.0] * n
+        self.lane = [0.0] * lanes  # the spread of each lane's last instruction's end
+        self.streamed_last = [False] * lanes  # whether it streamed
+        self.lead: dict[int, float] = {}  # a stream started after a gap -> bytes ahead
+        self.carried: set[int] = set()  # streams whose setup overlapped: spread kept
+
+    def begin(self, i: int, k: int, delivery: bool, now: float, freed: float, deps,
+              ended: list[float], setup: float) -> float:
+        """Instruction i's start spread on lane k, where its last tile starts at `now`
+        (the estimate's times are its last tile's: a delivery ends at the farthest
+        destination's): its first tile starts when its lane is free there (`freed` less
+        the lane's spread) and its dependencies' first tiles are done (each one's end
+        less its spread), whichever is later; a dependency that every tile waits for
+        until `now` leaves none (the tiles run in step again: Swin's LayerNorms of 11 -
+        18 steps, whose rows' loads end after gamma's and beta's deliveries on every
+        tile, store in step). Returns how much of its `setup` (0: it streams nothing)
+        the other tiles' streams hide."""
+        first = max([freed - self.lane[k]] + [ended[d] - self.end[d] for d in deps])
+        spread = max(0.0, now - first)
+        if delivery:  # the NoC streams it from when its lane is free on each tile
+            spread = self.lane[k] + self.hops[i] * self.cycles
+        self.start[i] = spread
+        lane_bound = freed == now
+        if setup and lane_bound and self.streamed_last[k]:
+            self.carried.add(i)
+            return min(setup, self.lane[k])
+        return 0.0
+
+    def streams(self, i: int, chip: int, own: int, lsu: float, ddr: float) -> None:
+        """Instruction i's stream of `own` tiles starts beside `chip` streaming tiles;
+        its first tile streams ahead of the last (by the start spread) beside the tiles
+        that joined it so far - half of them on average, the tiles joining as their
+        deliveries arrive - or, its setup overlapped, beside the class's other tiles
+        still streaming their previous DMAs (as many as its own)."""
+        first = ddr / (chip + (own if i in self.carried else (own + 1) / 2))
+        self.lead[i] = self.start[i] * min(lsu, first)
+
+    def streamed(self, i: int, rate: float, took: float) -> None:
+        """Instruction i's stream ended, each stream at `rate` bytes per cycle, `took`
+        cycles after it began."""
+        self.end[i] = min(self.lead.pop(i) / rate, took)
+
+    def finish(self, i: int, k: int, streamed: bool) -> None:
+        if not streamed:
+            self.end[i] = self.start[i]
+        self.lane[k] = self.end[i]
+        self.streamed_last[k] = streamed
 
 
 # --------------------------------------------------------------------------------------
@@ -1849,8 +2088,9 @@ class Evaluator:
     same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
     share one estimate (`estimates`) and one lower bound (`floors`)."""
 
-    def __init__(self, spec: GroupSpec, config: TX8Config):
+    def __init__(self, spec: GroupSpec, config: TX8Config, constants_first: bool = True):
         self.spec, self.config = spec, config
+        self.constants_first = constants_first  # `Schedule.constants_first`
         self.propagate = Propagator(spec)
         self.bound = group_bound(spec, config)
         self.splits: dict = {}
@@ -1952,7 +2192,8 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers, ts, config)
+    schedule = schedule_of(spec, cand, split, values, buffers, ts, config,
+                           shared.constants_first)
     placed = None
     if allocate_spm:
         try:
@@ -2041,7 +2282,8 @@ def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
 
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
-                buffers: list[Buffer], ts: list[Task], config: TX8Config) -> Schedule:
+                buffers: list[Buffer], ts: list[Task], config: TX8Config,
+                constants_first: bool = True) -> Schedule:
     """The estimate's view of a candidate's steps, buffers and tile classes
     (`Schedule`)."""
     late = late_nodes(spec, cand)
@@ -2055,11 +2297,12 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
     costs = tuple(share_costs(spec, split, tc.share, ts, config) if tc.share else ()
                   for tc in classes)
-    edges = tuple(edge_costs(spec, split, tc.share, ts, config) for tc in classes)
+    edges = tuple(edge_costs(spec, split, tc.share, ts, config)
+                  + crossing_costs(spec, split, tc, ts, config) for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
         accumulating(cand), owners, classes, costs if any(costs) else (),
-        edges if any(edges) else ())
+        edges if any(edges) else (), constants_first)
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

@@ -57,7 +57,9 @@ class SearchOptions:
     - `extra_splits`: how many doublings of the split beyond the first that fits are
       estimated per sharding in the first phase;
     - `refine`: how many of the best shardings get every split of every dim;
-    - `max_candidates`: the exhaustive search's limit (it reports when it stops there).
+    - `max_candidates`: the exhaustive search's limit (it reports when it stops there);
+    - `constants_first`: the lowering puts each tile's first load of every constant first
+      (cross-group overlap on: `Schedule.constants_first`).
     """
 
     mode: str = "default"
@@ -67,6 +69,7 @@ class SearchOptions:
     extra_splits: int = 3
     refine: int = 3
     max_candidates: int = 20000
+    constants_first: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -188,7 +191,7 @@ class _Keyed:
 @lru_cache(maxsize=4096)
 def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best:
     spec = keyed.spec
-    best = _Best(Evaluator(spec, config))
+    best = _Best(Evaluator(spec, config, options.constants_first))
     loops = spec.anchor_loops
     if not spec.sliceable:
         best.offer(spec, Candidate((1,) * len(loops), (1,) * len(loops), None, False),
@@ -268,7 +271,7 @@ def plan_exists(spec: GroupSpec, config: TX8Config,
     that fits, DS_TileSplit) or, none fitting, of its reduction cut phase fits; this
     offers those candidates in the same order and stops at the first that fits. Used by
     spm-resident to keep a group's reserve below what the group needs."""
-    best = _Best(Evaluator(spec, config))
+    best = _Best(Evaluator(spec, config, options.constants_first))
     if not spec.sliceable:
         loops = len(spec.anchor_loops)
         return best.offer(spec, Candidate((1,) * loops, (1,) * loops, None, False),

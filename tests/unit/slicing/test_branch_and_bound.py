@@ -127,8 +127,8 @@ def _searched_pendings(specs, monkeypatch) -> list:
     """Every candidate the default search evaluates on `specs` (its memo cleared)."""
     seen = []
 
-    def recording(spec, config):
-        evaluator = Evaluator(spec, config)
+    def recording(spec, config, constants_first=True):
+        evaluator = Evaluator(spec, config, constants_first)
         own = evaluator.pending
 
         def pending(cand, allocate_spm=True):

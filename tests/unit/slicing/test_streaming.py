@@ -90,9 +90,12 @@ def test_a_reduction_cut_falls_on_the_operands_channel_blocks():
 
 
 def test_the_search_streams_the_weights_and_cmodel_v2_agrees():
-    """The search's plan for the second Gemm streams its weights in 3 pieces per tile;
-    it beats the same plan in 2 pieces (what the search could do before); lowered, it
-    computes the reference's result in cmodel v2, in the cycles the estimate says."""
+    """The search's plan for the second Gemm streams its weights in 3 or more pieces per
+    tile; it beats the same plan in 2 pieces (what the search could do before); lowered,
+    it computes the reference's result in cmodel v2, in the cycles the estimate says.
+    (The K cut in 4 and in 8 pieces over 2 tiles, 3 and 6 steps, are 0.3 % apart in
+    cmodel v2: 4540 and 4552 cycles; which one the search takes is within the
+    estimate's error.)"""
     module = two_layers()
     spec, gemm = second_gemm(module)
     # Weights streamed from DDR: with values kept in SPM (on by default) the group's
@@ -103,7 +106,7 @@ def test_the_search_streams_the_weights_and_cmodel_v2_agrees():
     run(module, slicing_spec(options) + ddr_spec(options))
     rows = json.loads(module.attributes["tx8c.slicing"].data)["groups"]
     row = rows[-1]
-    assert row["reduce"] is not None and row["steps"] == 3
+    assert row["reduce"] is not None and row["steps"] >= 3
     cand = Candidate(tuple(row["sharding"]), tuple(row["split"]),
                      ReduceCut(gemm, tuple(row["reduce"]["sharding"]), (2,), (64,)))
     assert row["cycles"] < evaluate(spec, cand, DEFAULT_CONFIG).cycles

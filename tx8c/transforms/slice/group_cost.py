@@ -78,7 +78,7 @@ class GroupCostPass(ModulePass):
     def options(self) -> SearchOptions:
         return SearchOptions(
             mode=self.search, max_sharding=self.max_sharding or None, n_first=self.n_first,
-            levels=self.opt_search or None,
+            levels=self.opt_search or None, constants_first=self.overlap,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
