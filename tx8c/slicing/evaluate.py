@@ -1531,10 +1531,12 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     """The finish time and the busy time per lane (the busiest tile class's) of the
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
-    the DDR. A class's first load (or delivery) of each constant comes first on its
-    lane when `schedule.constants_first`, as the lowering then puts a tile's first load of
-    every constant at the front of its list (`tx8c.codegen.lower`, cross-group overlap, on
-    by default): BERT-base's last
+    the DDR. A class's first load (or delivery) of each ready value (a constant, or an
+    input in `spec.ready_inputs`) comes first on its lane when
+    `schedule.constants_first`, as the lowering then puts a tile's first load of every
+    ready value at the front of its list (`tx8c.codegen.lower`, cross-group overlap, on
+    by default; ResNet-50's Conv+Add+Relu groups, whose residual input is ready, ran
+    0.933 of cmodel v2 alone with constants alone first): BERT-base's last
     LayerNorm, whose gamma and beta tile 15 loads and multicasts, had its receivers wait
     for them behind the first rows' load (1.154 of cmodel v2 alone; the lowering moves a
     constant only where no earlier instruction touched its bytes, which the allocator
@@ -1577,7 +1579,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
-            if first and r.constant and (c, node, r.lane) not in first_constants:
+            if first and r.ready and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
             i = len(lane)
@@ -1627,7 +1629,7 @@ class _Runner:
     (buffer, copies)."""
 
     __slots__ = ("node", "lane", "stage", "start", "tail", "classes", "inputs", "delivers",
-                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "constant")
+                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "ready")
 
     def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
                  writes, starts, acc_node: int):
@@ -1650,8 +1652,10 @@ class _Runner:
         self.writes = writes.get(t.node, [])
         self.writes_to = [b for b, _ in self.writes]
         self.accumulates = t.node == acc_node
-        node = spec.nodes[t.node]  # a constant's load or delivery
-        self.constant = node.kind == "load" and not node.inputs and t.lane in ("ld", "noc")
+        node = spec.nodes[t.node]  # a ready value's load or delivery (`simulate_tile`)
+        self.ready = (node.kind == "load" and t.lane in ("ld", "noc")
+                      and all(r.is_input and r.index in spec.ready_inputs
+                              for r in node.inputs))
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,

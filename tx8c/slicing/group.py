@@ -103,6 +103,12 @@ class GroupSpec:
     spm_reserve: int = 0
     """SPM bytes at the top of every tile kept for resident values live while the group
     runs: its buffers fit in `spm_bytes_per_tile - spm_reserve`."""
+    ready_inputs: frozenset[int] = frozenset()
+    """The group's inputs no group it may run beside still writes (every input but
+    `tx8c.analysis.group_dag.waiting_operands`'), set by group-cost with cross-group
+    overlap: the lowering loads them first, as constants, and so does the estimate
+    (`tx8c.slicing.evaluate.simulate_tile`). Part of `key`: it changes the estimate
+    (ResNet-50's Conv+Add+Relu groups of one shape differ in it)."""
 
     @property
     def anchor_loops(self):
@@ -120,7 +126,7 @@ class GroupSpec:
         return (
             tuple((n.kind, n.engine, n.slicer, n.inputs, n.from_ddr, n.inplace, n.results,
                    n.resident) for n in self.nodes),
-            self.inputs, self.outputs, self.anchor, self.spm_reserve,
+            self.inputs, self.outputs, self.anchor, self.spm_reserve, self.ready_inputs,
         )
 
     @cached_field

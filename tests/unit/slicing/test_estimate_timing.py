@@ -516,3 +516,41 @@ def test_a_tiles_first_load_of_each_constant_comes_first(monkeypatch, rows, step
     are SPM-resident, 1.154)."""
     _within(monkeypatch, _layernorm_with_constants(rows, 768), Candidate((16, 1), (steps, 1)),
             0.02)
+
+
+
+def _layernorm_with_input_scales(rows: int, columns: int):
+    """A LayerNorm of `rows` x `columns` whose scale and bias are graph inputs."""
+    from tx8c.dialect.ops.norm import LayerNormOp
+
+    rng = np.random.default_rng(0)
+    x, scale, bias = (rng.standard_normal(shape).astype(np.float32)
+                      for shape in ((rows, columns), (columns,), (columns,)))
+
+    def build(values):
+        norm = LayerNormOp.make(list(values))
+        return [norm], list(norm.results)
+
+    return grouped(build, [x, scale, bias])
+
+
+@pytest.mark.parametrize("rows, steps", [(64, 2), (128, 4)])
+def test_a_tiles_first_load_of_each_ready_input_comes_first(monkeypatch, rows, steps):
+    """As `test_a_tiles_first_load_of_each_constant_comes_first`, with the scale and the
+    bias graph inputs and the rows an input that a group the LayerNorm may run beside
+    writes (`waiting_operands` says so, to the lowering and to group-cost alike). With
+    cross-group overlap the lowering puts a tile's first load of every ready value first
+    (a constant, or an input no such group writes), and group-cost gives the estimate
+    the ready inputs (`GroupSpec.ready_inputs`). With constants alone first in the
+    estimate, ResNet-50's Conv+Add+Relu groups (their residual input is ready) ran 0.933
+    of cmodel v2 alone."""
+    from tx8c.codegen import lower
+    from tx8c.transforms.slice import group_cost
+
+    def rows_waiting(groups):
+        return [frozenset({0}) for _ in groups]
+
+    monkeypatch.setattr(lower, "waiting_operands", rows_waiting)
+    monkeypatch.setattr(group_cost, "waiting_operands", rows_waiting)
+    module = _layernorm_with_input_scales(rows, 768)
+    _within(monkeypatch, module, Candidate((16, 1), (steps, 1)), 0.02)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i1, i64
@@ -81,10 +81,20 @@ class GroupCostPass(ModulePass):
             levels=self.opt_search or None, constants_first=self.overlap,
         )
 
+    def spec_of(self, group: GroupOp, waiting: frozenset[int]) -> GroupSpec:
+        """The group's spec; with overlap, the inputs the lowering loads first (those
+        not `waiting`) are its `ready_inputs`, so the estimate loads them first too."""
+        spec = group_spec(group)
+        if not self.overlap:
+            return spec
+        return replace(spec, ready_inputs=frozenset(range(len(spec.inputs))) - waiting)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = target_config(op)
         options = self.options()
-        groups = [(g, group_spec(g)) for g in groups_to_slice(op)]
+        every = [g for g in op.walk() if isinstance(g, GroupOp)]
+        waiting = dict(zip(every, waiting_operands(every), strict=True))
+        groups = [(g, self.spec_of(g, waiting[g])) for g in groups_to_slice(op)]
         firsts: dict[tuple, GroupOp] = {}  # per key, the group whose plan is the template
         for group, spec in groups:
             if self.dump_space:
@@ -96,8 +106,6 @@ class GroupCostPass(ModulePass):
                            [f"group {g.attr('group_id')}" for g, _ in searched], self.jobs)
         templates = {s.key: (g.attr("group_id"), plan)
                      for (g, s), plan in zip(searched, plans, strict=True)}
-        every = [g for g in op.walk() if isinstance(g, GroupOp)]
-        waiting = dict(zip(every, waiting_operands(every), strict=True))
         rows = []
         for group, spec in groups:
             gid, plan = templates[spec.key]
