@@ -117,5 +117,8 @@ def test_compile_reports_the_regrouping(tmp_path: Path) -> None:
     assert report["options"]["regroup"] == 3
     assert regroup["groups_after"] < regroup["groups_before"]
     assert regroup["cycles_after"] < regroup["cycles_before"]
-    # regroup compares the groups alone (the model's estimate also chains them)
-    assert report["slicing"]["alone_cycles"] == regroup["cycles_after"]
+    # regroup compares the groups alone (the model's estimate also chains them); group-cost
+    # also loads each group's ready inputs first (`GroupSpec.ready_inputs`: known once
+    # group-dag has dropped barriers, after regroup ran), so the two agree within 1 %
+    alone = report["slicing"]["alone_cycles"]
+    assert abs(alone - regroup["cycles_after"]) <= 0.01 * regroup["cycles_after"]
