@@ -107,8 +107,9 @@ class GroupSpec:
     """The group's inputs no group it may run beside still writes (every input but
     `tx8c.analysis.group_dag.waiting_operands`'), set by group-cost with cross-group
     overlap: the lowering loads them first, as constants, and so does the estimate
-    (`tx8c.slicing.evaluate.simulate_tile`). Part of `key`: it changes the estimate
-    (ResNet-50's Conv+Add+Relu groups of one shape differ in it)."""
+    (`tx8c.slicing.evaluate.simulate_tile`). Not part of `key`: groups of one template
+    share its plan, each estimated with its own ready inputs (group-cost's
+    `as_run_by`)."""
 
     @property
     def anchor_loops(self):
@@ -126,7 +127,7 @@ class GroupSpec:
         return (
             tuple((n.kind, n.engine, n.slicer, n.inputs, n.from_ddr, n.inplace, n.results,
                    n.resident) for n in self.nodes),
-            self.inputs, self.outputs, self.anchor, self.spm_reserve, self.ready_inputs,
+            self.inputs, self.outputs, self.anchor, self.spm_reserve,
         )
 
     @cached_field
