@@ -95,7 +95,7 @@ from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
-from tx8c.target.mem_layout import byte_size, stored_bytes
+from tx8c.target.mem_layout import stored_bytes
 
 PLAN_ATTR = "tx8c.plan"
 SLICING_ATTR = "tx8c.slicing"
@@ -374,12 +374,8 @@ def mark_early(programs: list[GroupProgram], tensors: dict[str, DdrTensor],
     return out
 
 
-def _spm_range(ref: SpmRef, config: TX8Config) -> tuple[int, int]:
-    return ref.addr, ref.addr + byte_size(ref.shape, ref.dtype, ref.layout, config)
-
-
 def _spm_top(ref: SpmRef, config: TX8Config) -> int:
-    return _spm_range(ref, config)[1]
+    return ref.byte_range(config)[1]
 
 
 def _own_refs(ins: Instruction) -> list[SpmRef]:
@@ -562,10 +558,10 @@ class GroupLowering:
         return front + rest + order[last + 1:]
 
     def _spm_range(self, ref: SpmRef) -> tuple[int, int]:
-        """`_spm_range` of a buffer, remembered: the same refs recur at every step."""
+        """`SpmRef.byte_range` of a buffer, remembered: the same refs recur at every step."""
         found = self.ranges.get(ref)
         if found is None:
-            found = self.ranges[ref] = _spm_range(ref, self.config)
+            found = self.ranges[ref] = ref.byte_range(self.config)
         return found
 
     def _where(self, state: _TileState, ref: ValueRef, node: Node) -> tuple[SpmRef, Window]:

@@ -88,9 +88,12 @@ import json
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
+from functools import lru_cache
 from operator import attrgetter
 
 from tx8c.interfaces.sharding import Window
+from tx8c.target.config import TX8Config
+from tx8c.target.mem_layout import byte_size
 
 LANES = ("ld", "st", "ne", "ct", "tdma", "noc")
 
@@ -116,6 +119,13 @@ class DdrTensor:
     """Bytes of a page of a "resident" tensor (0 for the others)."""
 
 
+@lru_cache(maxsize=65536)
+def stored_size(shape: tuple[int, ...], dtype: str, layout: str, config: TX8Config) -> int:
+    """Bytes of a `shape` tensor of `dtype` stored in `layout` (`mem_layout.byte_size`),
+    remembered: the same shapes recur at every step of every tile."""
+    return byte_size(shape, dtype, layout, config)
+
+
 @dataclass(frozen=True)
 class SpmRef:
     """A tensor of `shape` in one tile's SPM at `addr`, stored in `layout`."""
@@ -124,6 +134,10 @@ class SpmRef:
     shape: tuple[int, ...]
     dtype: str
     layout: str
+
+    def byte_range(self, config: TX8Config) -> tuple[int, int]:
+        """The bytes [start, end) of the tile's SPM the tensor occupies."""
+        return self.addr, self.addr + stored_size(self.shape, self.dtype, self.layout, config)
 
 
 @dataclass(frozen=True)

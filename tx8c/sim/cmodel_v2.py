@@ -94,6 +94,7 @@ from tx8c.codegen.program import (
     NocTransfer,
     Program,
     SpmRef,
+    stored_size,
 )
 from tx8c.dialect.attrs import LayoutMode
 from tx8c.dialect.layout import is_aligned, mem_layout_for
@@ -148,11 +149,6 @@ def _element_map(shape: tuple[int, ...], dtype: str, layout: str,
     if amap.size and (amap % itemsize).any():
         return None
     return amap // itemsize
-
-
-@lru_cache(maxsize=65536)
-def _nbytes(shape: tuple[int, ...], dtype: str, layout: str, config: TX8Config) -> int:
-    return byte_size(shape, dtype, layout, config)
 
 
 # --------------------------------------------------------------------------------------
@@ -245,8 +241,7 @@ class CModelV2:
         return self.spm[tile], self.owner[tile]
 
     def _range(self, ref: SpmRef, where: str) -> tuple[int, int]:
-        size = _nbytes(ref.shape, ref.dtype, ref.layout, self.config)
-        lo, hi = ref.addr, ref.addr + size
+        lo, hi = ref.byte_range(self.config)
         if lo < 0 or hi > self.config.spm_bytes_per_tile:
             raise Tx8ComputeError(f"{where}: SPM range [{lo}, {hi}) is outside the "
                                   f"{self.config.spm_bytes_per_tile} bytes of a tile's SPM")
@@ -332,7 +327,7 @@ class CModelV2:
             if addresses.size and (addresses % itemsize).any():
                 return None
             positions = addresses // itemsize
-        size = _nbytes(t.shape, t.dtype, t.layout, self.config)
+        size = stored_size(t.shape, t.dtype, t.layout, self.config)
         at = t.offset - self.var_base
         if size % itemsize or t.offset + size > self.ddr.size or (
                 t.kind != "constant" and (at < 0 or at + size > self.tags.size)):
@@ -732,15 +727,12 @@ class _Simulation:
         converts (fuse-channel-norm-dma)."""
         t = self.program.tensor(ins.tensor)
         layout = mem_layout_for(ins.window.shape, is_aligned(LayoutMode[t.layout]))
-        return _nbytes(ins.window.shape, t.dtype, layout.name, self.config)
-
-    def _ref_range(self, ref: SpmRef) -> tuple[int, int]:
-        return ref.addr, ref.addr + _nbytes(ref.shape, ref.dtype, ref.layout, self.config)
+        return stored_size(ins.window.shape, t.dtype, layout.name, self.config)
 
     def _op(self, gid: int, g: int, tile: int, index: int, ins) -> _Op:
         config = self.config
         if isinstance(ins, Dma):
-            rng = (tile, *self._ref_range(ins.spm))
+            rng = (tile, *ins.spm.byte_range(config))
             nbytes = self._dma_ddr_bytes(ins)
             reads, writes = ([], [rng]) if ins.lane == "ld" else ([rng], [])
             if self.program.tensor(ins.tensor).kind == "resident":  # over the NoC
@@ -749,19 +741,19 @@ class _Simulation:
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes,
                        fixed=config.dma_setup_cycles, stream=nbytes, early=ins.early)
         if isinstance(ins, Kernel):
-            reads = [(tile, *self._ref_range(o.ref)) for o in ins.operands
+            reads = [(tile, *o.ref.byte_range(config)) for o in ins.operands
                      if isinstance(o.ref, SpmRef)]
-            writes = [(tile, *self._ref_range(r.ref)) for r in ins.results if r is not None]
+            writes = [(tile, *r.ref.byte_range(config)) for r in ins.results if r is not None]
             if ins.accumulate:
                 reads += writes
             if ins.imm is not None:
-                writes.append((tile, *self._ref_range(ins.imm)))
+                writes.append((tile, *ins.imm.byte_range(config)))
             work = self.model.slicers[ins.op].work(ins.loops.shape)
             fixed, stream = _kernel_durations(work, config)
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=fixed,
                        stream=stream)
-        source = (ins.source_tile, *self._ref_range(ins.source))
-        target = (tile, *self._ref_range(ins.target))
+        source = (ins.source_tile, *ins.source.byte_range(config))
+        target = (tile, *ins.target.byte_range(config))
         hops = mesh_hops(ins.source_tile, tile, config)
         if isinstance(ins, NocCopy):
             took = noc_multicast_cycles(target[2] - target[1], hops, config)

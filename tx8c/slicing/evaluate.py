@@ -1147,9 +1147,9 @@ class Schedule:
     (cycles, DDR cycles) where they differ from the class's own (`edge_costs`), then its
     steps that cut a node's window short (`crossing_costs`); empty: no such steps."""
     constants_first: bool = True
-    """Whether the lowering puts a tile's first load of every constant at the front of its
-    list (cross-group overlap, group-cost's `overlap`: on by default), so that
-    `simulate_tile` runs them first."""
+    """Whether the lowering puts a tile's first load of every ready value (a constant, or
+    an input in `GroupSpec.ready_inputs`) at the front of its list (cross-group overlap,
+    group-cost's `overlap`: on by default), so that `simulate_tile` runs them first."""
 
 
 EXACT_STEPS = 12

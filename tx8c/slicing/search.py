@@ -58,8 +58,9 @@ class SearchOptions:
       estimated per sharding in the first phase;
     - `refine`: how many of the best shardings get every split of every dim;
     - `max_candidates`: the exhaustive search's limit (it reports when it stops there);
-    - `constants_first`: the lowering puts each tile's first load of every constant first
-      (cross-group overlap on: `Schedule.constants_first`).
+    - `constants_first`: the lowering puts each tile's first load of every ready value
+      (a constant, or an input in `GroupSpec.ready_inputs`) first (cross-group overlap
+      on: `Schedule.constants_first`).
     """
 
     mode: str = "default"

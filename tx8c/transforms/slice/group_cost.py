@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 from tx8c.analysis.group_dag import waiting_operands
 from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
-from tx8c.slicing.evaluate import Evaluator, Rejected, evaluate
+from tx8c.slicing.evaluate import Evaluator, evaluate
 from tx8c.slicing.group import GroupSpec, group_spec
 from tx8c.slicing.overlap import chained, ready_lead
 from tx8c.slicing.parallel import search_all
@@ -95,15 +95,13 @@ class GroupCostPass(ModulePass):
         """The template's plan (searched for `searched`) as the group of `spec` runs it:
         its candidate estimated with the group's own `ready_inputs`, which change the
         order of the first loads, not the buffers (ResNet-50's Conv+Add+Relu groups of
-        one shape differ in them: 0.933 of cmodel v2 alone with the template's)."""
+        one shape differ in them: 0.933 of cmodel v2 alone with the template's). Equal
+        keys, equal buffers: the candidate fits the group as it fits the template."""
         if spec.ready_inputs == searched.ready_inputs:
             return plan
-        try:
-            own = evaluate(spec, plan.candidate, config,
-                           shared=Evaluator(spec, config, self.overlap))
-        except Rejected:
-            return plan
-        return replace(own, candidates=plan.candidates) if isinstance(own, Plan) else plan
+        own = evaluate(spec, plan.candidate, config,
+                       shared=Evaluator(spec, config, self.overlap))
+        return replace(own, candidates=plan.candidates)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = target_config(op)
