@@ -93,6 +93,7 @@ from tx8c.ir_utils import group_ops, shape_of, stored_layout
 from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
+from tx8c.slicing.propagate import SweepMemo
 from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
 from tx8c.target.mem_layout import stored_bytes
@@ -463,6 +464,9 @@ class _Derived:
     frame: tuple[dict[int, int], int]
     steps: dict[Tile, list] = field(default_factory=dict)
     kernels: dict[tuple[int, Window], tuple] = field(default_factory=dict)
+    sweeps: SweepMemo = field(default_factory=SweepMemo)
+    """The tiles' `steps` share their node windows' back windows (a tile's neighbours
+    meet most of its node windows again)."""
 
 
 class GroupLowering:
@@ -506,7 +510,7 @@ class GroupLowering:
         walk = self.derived.steps.get(tile)
         if walk is None:
             walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
-                                                    self.config)
+                                                    self.config, self.derived.sweeps)
         for step, after in zip(walk, [*walk[1:], None], strict=True):
             complete = after is None or after.first_piece  # the partial sum, if any
             for node in self.spec.nodes:

@@ -673,11 +673,17 @@ class _StoreIndex:
         if tensor not in self.constant:
             for name in self.names.get(self.root[tensor], ()):
                 group, gid, start, stop = self.table[name]
-                hit = (group >= since) & (group < before)
+                # the stores come in gid order, so in group order: [since, before) is
+                # one run of them
+                lo, hi = np.searchsorted(group, (since, before))
+                if lo == hi:
+                    continue
+                gid, start, stop = gid[lo:hi], start[lo:hi], stop[lo:hi]
                 if name == tensor:
-                    hit &= ((start < np.array(window.stop)) & (np.array(window.start) < stop)
-                            ).all(axis=1)
-                out += gid[hit].tolist()
+                    hit = ((start < np.array(window.stop)) & (np.array(window.start) < stop)
+                           ).all(axis=1)
+                    gid = gid[hit]
+                out += gid.tolist()
         self.found[key] = out
         return out
 
@@ -691,6 +697,11 @@ class _Simulation:
         self.tile_groups: dict[int, list[tuple[int, list[int]]]] = {}
         self.entered: dict[tuple[int, int], float] = {}
         """(group position, tile) -> when the tile entered the group (`run`)."""
+        self.durations: dict[tuple[int, tuple[int, ...]], tuple[int, int]] = {}
+        """(op, loop shape) -> a kernel's `_kernel_durations` (the same slices recur at
+        every step of every tile)."""
+        self.streamed: dict[tuple[str, tuple[int, ...]], int] = {}
+        """(DDR tensor, window shape) -> `_dma_ddr_bytes`."""
         self._build()
 
     # -- the instructions, their durations and dependencies --------------------------------
@@ -725,6 +736,13 @@ class _Simulation:
         """What a DMA streams: its window in the DDR tensor's layout family (as the
         estimate counts it), which differs from the SPM side's bytes when the DMA
         converts (fuse-channel-norm-dma)."""
+        key = (ins.tensor, ins.window.shape)
+        found = self.streamed.get(key)
+        if found is None:
+            found = self.streamed[key] = self._window_ddr_bytes(ins)
+        return found
+
+    def _window_ddr_bytes(self, ins: Dma) -> int:
         t = self.program.tensor(ins.tensor)
         layout = mem_layout_for(ins.window.shape, is_aligned(LayoutMode[t.layout]))
         return stored_size(ins.window.shape, t.dtype, layout.name, self.config)
@@ -748,8 +766,12 @@ class _Simulation:
                 reads += writes
             if ins.imm is not None:
                 writes.append((tile, *ins.imm.byte_range(config)))
-            work = self.model.slicers[ins.op].work(ins.loops.shape)
-            fixed, stream = _kernel_durations(work, config)
+            key = (ins.op, ins.loops.shape)
+            found = self.durations.get(key)
+            if found is None:
+                work = self.model.slicers[ins.op].work(ins.loops.shape)
+                found = self.durations[key] = _kernel_durations(work, config)
+            fixed, stream = found
             return _Op(gid, g, tile, index, ins, ins.lane, reads, writes, fixed=fixed,
                        stream=stream)
         source = (ins.source_tile, *ins.source.byte_range(config))

@@ -32,9 +32,9 @@ copy it overwrites was read. Busy tiles that do the same work form a tile class
 Split piece's store); each class runs its instructions on its own lanes, side by side
 with the others, its tiles all at the same time, so a DMA streams at the DDR bandwidth
 divided among all the streams of the chip at that moment and pays its setup alone
-(but for a class whose tiles receive a multicast over different hops: they run out of
-step, and a DMA following a stream on its lane overlaps its setup with the other tiles'
-streams, as cmodel v2's tiles do); the schedule's repeating unit is extrapolated
+(a multicast's receivers at each distance from its source are a class of their own:
+their deliveries end apart, and one's DMA setup overlaps the others' streams, as cmodel
+v2's tiles do); the schedule's repeating unit is extrapolated
 beyond `EXACT_STEPS` steps (the seed's Repeat node), except where classes of different
 shares drift apart (every step is simulated). A load or store of an empty window moves
 nothing and runs nowhere (`moving`: the lowering issues no DMA), like a Split piece
@@ -79,6 +79,7 @@ from functools import lru_cache
 from itertools import product
 
 from tx8c.analysis.interval_alloc import (
+    Allocation,
     Buffer,
     OutOfMemory,
     allocate,
@@ -100,6 +101,7 @@ from tx8c.slicing.steps import (
     anchor_granules,
     channel_granule,
     downstream_of,
+    reduce_at,
     reduce_pieces,
     reduce_tree,
     step_windows,
@@ -111,6 +113,7 @@ from tx8c.target.cost import (
     ddr_bytes_per_cycle,
     mesh_hops,
     multicast_done,
+    multicast_tail,
     noc_multicast_cycles,
     noc_transfer_cycles,
     resident_dma_cycles,
@@ -269,6 +272,7 @@ class Propagator:
     def __init__(self, spec: GroupSpec):
         self.spec = spec
         self.cache: dict = {}
+        self.moves: dict = {}
         self.shardings: dict = {}
         self.memo = SweepMemo()
 
@@ -277,6 +281,16 @@ class Propagator:
         found = self.cache.get(key)
         if found is None:
             found = self.cache[key] = propagate(self.spec, anchor, reduce, self.memo)
+        return found
+
+    def moved(self, anchor: Window, reduce=None) -> tuple:
+        """`moving(spec, self(anchor, reduce).loops)`, cached like the windows (a
+        tile's walks along its dims meet the same steps again from candidate to
+        candidate: BERT-base's Gemm over uneven shares asks 71 000, 15 000 distinct)."""
+        key = (anchor, None if reduce is None else tuple(reduce.items()))
+        found = self.moves.get(key)
+        if found is None:
+            found = self.moves[key] = moving(self.spec, self(anchor, reduce).loops)
         return found
 
     def sharded(self, cand: Candidate, config: TX8Config) -> _Sharded:
@@ -294,7 +308,8 @@ class _Sharded:
     sharding's cuts (`shard_error`, the Infeasible message; when set, nothing else),
     whether two tiles store an element of an intermediate value twice
     (`tile_store_error`), the busy tiles' windows (`moving`) and their multicast loads
-    (each window's highest tile its source: `multicast_loads` without step counts)."""
+    (each window's highest tile its source: `multicast_loads` without step counts), and
+    which of them move less of a node than a peer of their shape (`_clipped`)."""
 
     def __init__(self, spec: GroupSpec, cand: Candidate, config: TX8Config, propagate):
         self.config = config
@@ -302,7 +317,7 @@ class _Sharded:
         self.busy = [t for t in self.shares if not t.anchor.is_empty()]
         self.active = len(self.busy)
         first = self.shares[0]
-        self.share = propagate(first.anchor, _reduce(cand, first.reduce))
+        self.share = propagate(first.anchor, reduce_at(cand, first.reduce))
         self.block = _channel_blocks(spec, config)
         self.shard_error = None
         try:
@@ -313,11 +328,35 @@ class _Sharded:
             return  # data_split goes no further
         self.tile_store_error = _tile_store_clash(spec, cand, self.shares, self.share,
                                                   propagate)
-        self.windows = [moving(spec, propagate(t.anchor, _reduce(cand, t.reduce)).loops)
+        self.windows = [propagate.moved(t.anchor, reduce_at(cand, t.reduce))
                         for t in self.busy] if len(self.busy) > 1 else []
         self.multicast = multicast_loads(spec, self.busy, self.windows, config)
+        self.clipped = _clipped(self.busy, self.windows)
         self.absent = tuple(frozenset(n for n, w in enumerate(loops) if w is None)
                             for loops in self.windows)
+
+
+def _clipped(busy, windows) -> frozenset[int]:
+    """The positions of the busy tiles whose share's window of some node is smaller
+    than another busy tile's of the same anchor shape (a halo cut at the image's
+    border): only theirs can have smaller step slices than the largest
+    (`_source_shares`). Empty with one busy tile (`windows` empty)."""
+    if not windows:
+        return frozenset()
+    widest: dict[tuple, list] = {}
+    shapes = []
+    for tile, loops in zip(busy, windows, strict=True):
+        mine = [None if w is None else w.shape for w in loops]
+        shapes.append(mine)
+        best = widest.setdefault(tile.anchor.shape, list(mine))
+        for n, shape in enumerate(mine):
+            if shape is not None and (best[n] is None or len(best[n]) != len(shape)):
+                best[n] = shape
+            elif shape is not None:
+                best[n] = tuple(map(max, best[n], shape))
+    return frozenset(k for k, (tile, mine) in enumerate(zip(busy, shapes, strict=True))
+                     if any(a is not None and a != b for a, b in
+                            zip(mine, widest[tile.anchor.shape], strict=True)))
 
 
 def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
@@ -342,7 +381,7 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
         samples = []
         for which in ("first", "middle", "last"):
             anchor, red = _sample(first, pieces, reduce_pieces, which)
-            w = propagate(anchor, _reduce(cand, red))
+            w = propagate(anchor, reduce_at(cand, red))
             check_cuts(spec, sharded.share, w, "split", sharded.block)
             samples.append(w)
     except Infeasible as e:
@@ -350,7 +389,7 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     _check_side_stores(spec, cand, first, pieces, reduce_pieces, samples[0], propagate)
     if sharded.tile_store_error is not None:
         raise Rejected(sharded.tile_store_error)
-    sizes = samples + [propagate(a, _reduce(cand, r))
+    sizes = samples + [propagate(a, reduce_at(cand, r))
                        for a, r in _interior(spec, cand, pieces, reduce_pieces, first)]
     sizes += _covering_samples(spec, cand, shares, granules, sizes, propagate)
     slice_shapes, value_shapes, result_shapes = _largest(spec, sizes)
@@ -368,6 +407,9 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                                           counts)
     hops = {n: tuple(mesh_hops(busy[k].index, t.index, config) for t, k in zip(busy, source))
             for n, source in senders.items()}
+    share_of, share_slices, share_steps = _source_shares(
+        spec, cand, busy, senders, sharded.clipped, slice_shapes,
+        (share_of, share_slices, share_steps), granules, propagate)
     edges = edge_slices(spec, cand, first, 0, granules, propagate)
     for k in range(1, len(share_slices) + 1):
         edges += edge_slices(spec, cand, busy[share_of.index(k)], k, granules, propagate)
@@ -421,7 +463,7 @@ def _at_index(tile, pieces, anchor_dims: int, index, cand):
     """(anchor window, reduction windows) of the step at `index` (per dim of `pieces`:
     the anchor's split dims, then the reduction's), for `propagate`."""
     anchor, red = _at(tile, pieces[:anchor_dims], pieces[anchor_dims:], index)
-    return anchor, _reduce(cand, red)
+    return anchor, reduce_at(cand, red)
 
 
 def moving(spec: GroupSpec, loops: tuple) -> tuple:
@@ -514,12 +556,52 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
     return tuple(kinds[key] for key in keys), tuple(out), tuple(steps)
 
 
+def _source_shares(spec, cand, busy, senders, clipped, largest, shares, granules,
+                   propagate) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
+    """`shares` (`Split.shares`, `share_slices`, `share_steps`) with each multicast
+    source of tile 0's share whose own slices are smaller than `largest` a share of its
+    own (sources of equal slices, one). The lowering's source of a window is its highest
+    tile (`multicast_loads`), so the source of a load every tile shares is the last tile
+    of every sharded dim: at the border of a Conv's image it reads no halo past the
+    edge, and a tile class times its tiles' loads (mobilenet_block's Conv+Clip over 2 x 8
+    tiles: tile 15 loads 3 columns of 4 plus halo, 169 and 156 cycles where an interior
+    tile takes 196; it reads the weights first and ends the group, 1.078 of cmodel v2
+    with the interior's slices). Guarantees: the other tiles keep their shares; only
+    sources that stream a load to another tile and move less than a peer over their
+    whole share (`clipped`) are looked at."""
+    share_of, share_slices, share_steps = shares
+    sources = sorted({k for source in senders.values() for j, k in enumerate(source)
+                      if j != k and k in clipped})
+    if not sources:
+        return shares
+    share_of = list(share_of or (0,) * len(busy))
+    out, steps = list(share_slices), list(share_steps)
+    for k in sources:
+        if share_of[k]:
+            continue
+        own, count = _tile_slices(spec, cand, busy[k], granules, propagate)
+        own = tuple(mine if mine is not None and all(mine) else big
+                    for mine, big in zip(own, largest, strict=True))
+        if own == tuple(largest) or not all(
+                mine is None or big is None or len(mine) == len(big)
+                and all(a <= b for a, b in zip(mine, big, strict=True))
+                for mine, big in zip(own, largest, strict=True)):
+            continue
+        if own not in out:
+            out.append(own)
+            steps.append(count)
+        share_of[k] = out.index(own) + 1
+    if not out:
+        return shares
+    return tuple(share_of), tuple(out), tuple(steps)
+
+
 def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
     """A tile's largest node slices over its first, middle and last step, and its step
     count."""
     pieces = _step_pieces(cand, tile.anchor, granules)
     reduce_pieces = _reduce_pieces(cand, tile.reduce)
-    samples = [propagate(a, _reduce(cand, r)) for a, r in (
+    samples = [propagate(a, reduce_at(cand, r)) for a, r in (
         _sample(tile, pieces, reduce_pieces, which)
         for which in ("first", "middle", "last"))]
     return _largest(spec, samples)[0], math.prod(len(p) for p in pieces + reduce_pieces)
@@ -581,20 +663,31 @@ class TileClass:
     (`Split.share_steps`; 0: the schedule's). Its `runs` then give every node's steps."""
     crossing: tuple[tuple[RunSteps, tuple[tuple[int, ...] | None, ...]], ...] = ()
     """Its tiles' steps that cut a node's window short (`Split.crossing`)."""
-    stagger: int = 0
-    """The most mesh hops by which its tiles' distances to the source of a multicast it
-    receives differ (`Split.hops`; 0: none, or one distance): each delivery ends its
-    own hops after the read, so its tiles run out of step, and one tile's DMA setup
-    may overlap the others' streams (`_event_run`'s `stagger`)."""
+    reach: tuple[tuple[int, int], ...] = ()
+    """Per multicast load it receives, its tiles' mesh hops from the source (`Split.hops`:
+    equal on all of them, `tile_classes`): its deliveries end those hops after the read
+    (`cost.multicast_done`)."""
 
 
 def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ...]:
     """The busy tiles grouped by the work they do: the nodes they never run (the pieces
     of a Split other tiles store), the steps at which they run the nodes some steps do
     not run (`Split.runs`) and, per load in `multicast`, whether they read it from DDR
-    (the source) or receive it over the NoC. Tiles of one class run the same
-    instructions; different classes run side by side and share the DDR (`estimate`).
-    One class when every tile does the same work."""
+    (the source) or receive it over the NoC, and over how many mesh hops (`Split.hops`).
+    Tiles of one class run the same instructions at the same times; different classes
+    run side by side and share the DDR (`estimate`). One class when every tile does the
+    same work.
+
+    A multicast's receivers at other distances from its source are classes of their
+    own: each NocCopy ends its own hops after the read (`cost.multicast_done`), so they
+    run their steps apart, and one tile's DMA setup falls while others stream. Which
+    setups the others' streams hide follows from their times on the shared DDR: tiles
+    of one distance start and end together, and the groups of tiles at each distance
+    drift apart or together as the DDR's share changes, which no one class's spread
+    says (Swin's LayerNorm over 16 tiles, its gamma and beta multicast from tile 15,
+    stores back to back: 0.906 of cmodel v2 as one class whose spread grew past the
+    setup and hid all of it; cmodel v2's tiles at 6 distances hide about as much as
+    their delivery spread, 40 cycles of 64)."""
     senders = {n: split.senders[n] for n in multicast if n in split.senders}
     if not (senders or split.absent or any(split.runs) or split.shares or split.crossing):
         return (TileClass(max(1, split.tiles)),)
@@ -604,7 +697,9 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
              frozenset(n for n, source in senders.items() if source[k] != k),
              split.runs[k] if split.runs else (),
              split.shares[k] if split.shares else 0,
-             split.crossing[k] if split.crossing else ())
+             split.crossing[k] if split.crossing else (),
+             tuple((n, split.hops[n][k]) for n in sorted(senders)
+                   if n in split.hops and senders[n][k] != k))
             for k in range(busy)]
     order = list(dict.fromkeys(keys))
     out = []
@@ -612,12 +707,9 @@ def tile_classes(split: Split, multicast: frozenset[int]) -> tuple[TileClass, ..
         first = keys.index(key)
         receives = tuple(sorted((n, order.index(keys[senders[n][first]])) for n in key[1]))
         own = split.share_steps[key[3] - 1] if key[3] else 0
-        members = [k for k, other in enumerate(keys) if other == key]
-        stagger = max((max(split.hops[n][k] for k in members)
-                       - min(split.hops[n][k] for k in members)
-                       for n in key[1] if n in split.hops), default=0)
-        out.append(TileClass(len(members), key[0], receives, key[2], key[3],
-                             own if own != split.steps else 0, key[4], stagger))
+        members = sum(1 for other in keys if other == key)
+        out.append(TileClass(members, key[0], receives, key[2], key[3],
+                             own if own != split.steps else 0, key[4], key[5]))
     return tuple(out)
 
 
@@ -635,7 +727,7 @@ def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
         if tile.anchor.is_empty():
             continue
         for anchor, red in step_windows(tile, cand, granules):
-            w = propagate(anchor, _reduce(cand, red))
+            w = propagate(anchor, reduce_at(cand, red))
             loops = moving(spec, w.loops)
             found = {i for i in missing if loops[i] is not None}
             if found:
@@ -644,12 +736,6 @@ def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
                 if not missing:
                     return extra
     return extra
-
-
-def _reduce(cand: Candidate, window: Window | None):
-    if cand.reduce is None or window is None:
-        return None
-    return {cand.reduce.node: window}
 
 
 def _sample(tile, pieces, reduce_pieces, which):
@@ -687,14 +773,27 @@ def _interior(spec, cand, pieces, reduce_pieces, tile):
 
 
 def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
-    """Channel-aligned values with C above the plain-NHWC threshold are cut on whole
-    channel blocks (seed 003 alignCx); below it their channels are never cut."""
+    """The channel-aligned values a DMA moves - what a load brings into SPM and what a
+    store writes back - are cut on whole channel blocks with C above the plain-NHWC
+    threshold (seed 003 alignCx); below it their channels are never cut.
+
+    Departs from the seed: a value computed and read in SPM only is cut anywhere. Its
+    buffer holds its window as a tensor of the window's own shape (its blocks start at
+    the window's first channel, the last one padded), so no block of a DDR tensor is
+    cut; the kernels read whole buffers. Requiring blocks there left the ResNet-50
+    stem (ChannelNorm's aligned (1, 3, 224, 224) output is blocked along W by 64, and
+    the halo of Conv 7x7 / 2 and Pool 3x3 / 2 never ends a W window on a block) cut
+    only along H, where every time step recomputes a Conv row for the Pool's halo
+    (bench/README.md "ResNet-50 under 1.5")."""
+    moved = {ValueRef(n.index, r) for n in spec.nodes if n.kind != "compute"
+             for r in range(len(n.results))}
+    moved.update(n.inputs[0] for n in spec.nodes if n.kind == "store")
     blocks = {}
     for n in spec.nodes:
         for r, value in enumerate(n.results):
-            if value.aligned and value.shape:
-                blocks[ValueRef(n.index, r)] = (len(value.shape) - 1,
-                                                channel_granule(value, config))
+            ref = ValueRef(n.index, r)
+            if value.aligned and value.shape and ref in moved:
+                blocks[ref] = (len(value.shape) - 1, channel_granule(value, config))
     return blocks
 
 
@@ -719,7 +818,7 @@ def _check_side_stores(spec, cand, first, pieces, reduce_pieces, origin, propaga
             index = [0] * len(dims)
             index[d] = 1
             anchor, red = _at(first, pieces, reduce_pieces, index)
-            error = _stores_twice(spec, side, origin, propagate(anchor, _reduce(cand, red)),
+            error = _stores_twice(spec, side, origin, propagate(anchor, reduce_at(cand, red)),
                                   False)
             if error is not None:
                 raise Rejected(error)
@@ -737,7 +836,7 @@ def _tile_store_clash(spec, cand, shares, share0, propagate) -> str | None:
     for tile in shares[1:]:
         if tile.anchor != first.anchor:
             error = _stores_twice(spec, side, share0,
-                                  propagate(tile.anchor, _reduce(cand, tile.reduce)), True)
+                                  propagate(tile.anchor, reduce_at(cand, tile.reduce)), True)
             if error is not None:
                 return error
     return None
@@ -766,7 +865,7 @@ def _run_counts(spec, cand, tile, pieces, reduce_pieces, origin, propagate
         index = [0] * len(dims)
         index[d] = 1
         anchor, red = _at(tile, pieces, reduce_pieces, index)
-        moved = propagate(anchor, _reduce(cand, red))
+        moved = propagate(anchor, reduce_at(cand, red))
         for n in spec.nodes:
             if moved.loops[n.index] != origin.loops[n.index]:
                 depends[n.index].add(d)
@@ -853,14 +952,19 @@ def _dim_walks(spec, cand, tile, pieces, reduce_pieces, dims, propagate
     """Per loop dim of more than one step, the node windows at each of its indices, the
     other dims at their first step (a transfer of nothing None: `moving`)."""
     walks = {}
+    first_anchor, first_red = _at(tile, pieces, reduce_pieces, [0] * len(dims))
     for d, size in enumerate(dims):
-        if size > 1:
-            index = [0] * len(dims)
-            walks[d] = []
-            for i in range(size):
-                index[d] = i
-                anchor, red = _at(tile, pieces, reduce_pieces, index)
-                walks[d].append(moving(spec, propagate(anchor, _reduce(cand, red)).loops))
+        if size > 1:  # the step windows along d: the first step's with dim d replaced
+            if d < len(pieces):
+                lo = tile.anchor.start[d]
+                steps = [(first_anchor.replace(d, lo + a, lo + b), first_red)
+                         for a, b in pieces[d]]
+            else:
+                e = d - len(pieces)
+                lo = tile.reduce.start[e]
+                steps = [(first_anchor, first_red.replace(e, lo + a, lo + b))
+                         for a, b in reduce_pieces[e]]
+            walks[d] = [propagate.moved(a, reduce_at(cand, r)) for a, r in steps]
     return walks
 
 
@@ -985,7 +1089,7 @@ def node_tasks(spec: GroupSpec, split: Split, config: TX8Config, memo: dict | No
         if sources:
             out.append(Task(n.index, "noc", noc_multicast_cycles(nbytes, hops, config),
                             split.counts[n.index], 0, delivers=True,
-                            tail=hops * config.noc_hop_cycles))
+                            tail=multicast_tail(hops, config)))
     return tuple(out), lanes
 
 
@@ -1044,6 +1148,25 @@ def crossing_costs(spec: GroupSpec, split: Split, tc: TileClass, ts: list[Task],
         if costs:
             out.append((pattern, costs))
     return tuple(out)
+
+
+def _at_reach(costs, tc: TileClass, ts: list[Task], config: TX8Config, every: bool = False
+              ) -> tuple[tuple[tuple[int, str], int, int], ...]:
+    """`costs` (`share_costs`' form) with each delivery to the tile class `tc` at its
+    tiles' own hops from the source (`TileClass.reach`): the task's cycles are the
+    farthest destination's (`Task.tail` its hops' cycles), and a NoC copy takes
+    `noc_hop_cycles` less a hop nearer (`cost.noc_multicast_cycles`). `every`: also the
+    deliveries `costs` leaves at the task's own cycles."""
+    reach = dict(tc.reach)
+    if not reach:
+        return costs
+    out = {key: (took, ddr) for key, took, ddr in costs}
+    for t in ts:
+        if t.delivers and t.node in reach and (every or (t.node, t.lane) in out):
+            took, ddr = out.get((t.node, t.lane), (t.cycles, 0))
+            out[(t.node, t.lane)] = (took - t.tail + multicast_tail(reach[t.node], config),
+                                     ddr)
+    return tuple((key, took, ddr) for key, (took, ddr) in out.items())
 
 
 def _slice_costs(spec: GroupSpec, split: Split, shapes, base, ts: list[Task],
@@ -1150,6 +1273,9 @@ class Schedule:
     """Whether the lowering puts a tile's first load of every ready value (a constant, or
     an input in `GroupSpec.ready_inputs`) at the front of its list (cross-group overlap,
     group-cost's `overlap`: on by default), so that `simulate_tile` runs them first."""
+    kept: frozenset[int] = frozenset()
+    """The ready loads the lowering leaves in their frame order all the same
+    (`kept_in_order`: their first buffer copy's bytes held a buffer used before)."""
 
 
 EXACT_STEPS = 12
@@ -1281,12 +1407,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     class's costs): its fixed part (`cycles - ddr`) plus its `ddr` full-share cycles at
     the fastest rate it can stream, min(lsu, ddr bandwidth / streams) / share (`streams`
     the tiles streaming like it: the chip's streams at any moment include its own); 0 for
-    a multicast delivery, whose end only follows its load's. In a staggered class
-    (`TileClass.stagger`) a DMA whose setup overlaps the other tiles' streams
-    (`_event_run`'s `stagger`) streams up to its setup earlier and ends no sooner than
-    its setup plus its bytes at the LSU's rate, so there d(t) is the larger of the
-    stream alone and that, and its stream may start with its run (its fixed part
-    counts 0 before it). Then per class:
+    a multicast delivery, whose end only follows its load's. Then per class:
     - work: a lane's last instruction ends at least the sum of d over the lane's
       instructions after its first one starts; a delivery there ends at least its
       `cycles` after its lane was freed (`_event_run`), so a lane holding one counts
@@ -1386,14 +1507,11 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         key = (t.node, t.lane)
         parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
                  for s in run_steps]  # a remainder step's smaller slices
-        if tc.stagger:  # a setup may overlap: the stream, or setup + bytes at the LSU
-            ones = [max(d / fastest, f + d * share / lsu) if d else f for f, d in parts]
-        else:
-            ones = [f + d / fastest for f, d in parts]
+        ones = [f + d / fastest for f, d in parts]
         least[i] = 0.0 if t.delivers else min(ones)
         work[t.lane] = work.get(t.lane, 0.0) + sum(ones)
         if any(d > 0 for _, d in parts):
-            streaming[i] = 0.0 if tc.stagger else min(f for f, d in parts if d > 0)
+            streaming[i] = min(f for f, d in parts if d > 0)
             chip += _streams(t, schedule, tc) * sum(d for _, d in parts)
     if not run:
         return _ClassFloor(0.0, 0.0, math.inf, math.inf, 0)
@@ -1480,12 +1598,14 @@ def _late(t: Task, late: frozenset[int]) -> bool:
     return (t.lane == "noc" and not t.delivers) or t.node in late
 
 
-def _streams(t: Task, schedule: Schedule, tc: TileClass) -> int:
+def _streams(t: Task, schedule: Schedule, tc: TileClass) -> float:
     """Tiles of the chip streaming like `t` at once in the tile class `tc`: its tiles,
-    and for what runs after a reduction cut over tiles, the owners of the shares among
-    them."""
+    and for what runs after a reduction cut over tiles, its part of the owners of the
+    shares (owners / tiles of each of its tiles: a class of one tile among 16 with 4
+    owners streams a quarter; rounded up to one tile per class, ViT's Gemm+Add+LayerNorm
+    over 16 one-tile classes counted 16 stores where 4 stream, 1.126 of cmodel v2)."""
     if _late(t, schedule.late) and schedule.owners:
-        return max(1, schedule.owners * tc.size // max(1, schedule.tiles))
+        return schedule.owners * tc.size / max(1, schedule.tiles)
     return tc.size
 
 
@@ -1556,8 +1676,6 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
-    staggered = [tc.stagger for tc in classes]
-    stagger = [] if any(staggered) else None  # per instruction: its class's stagger
     follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
     latest: list[dict[int, int]] = [{} for _ in classes]  # per class: node -> last instr.
     runs: list[dict[int, int]] = [{} for _ in classes]  # node -> buffer copy of last run
@@ -1567,14 +1685,15 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     # per step, the (task, class) pairs that run then, in task order, then class order
     at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
     for t in order:
-        runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node)
+        runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node,
+                         config)
         for entry in runner.classes:
-            for step in _steps_in_class(t, entry[-2], entry[-1], schedule, count):
+            for step in _steps_in_class(t, entry[-3], entry[-2], schedule, count):
                 at_step[step].append((runner, entry))
     first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
     first = schedule.constants_first
     for step in range(count):
-        for r, (c, chip_streams, source, took, streamed, _, _) in at_step[step]:
+        for r, (c, chip_streams, source, took, streamed, _, _, tail) in at_step[step]:
             node = r.node
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
@@ -1587,7 +1706,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             need = [last[n] for n in r.inputs if n in last]
             if r.delivers:  # after the source's read, from the source's buffer
                 load = latest[source][node]
-                follows[i] = (load, r.tail)
+                follows[i] = (load, tail)
                 need = [load]
                 for b in r.writes_to:
                     readers.setdefault((source, b, runs[source][node]), []).append(i)
@@ -1610,10 +1729,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             stream.append(streamed)
             deps.append(need)
             streams.append(chip_streams)
-            if stagger is not None:
-                stagger.append(staggered[c])
     total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
-                             config, follows, stagger)
+                             config, follows)
     out: dict[str, float] = {}
     for (_, name), cycles_ in busy.items():
         out[name] = max(out.get(name, 0.0), cycles_)
@@ -1624,25 +1741,28 @@ class _Runner:
     """What `simulate_tile` needs of a task at every step it runs: the tile classes
     that run it (class, its stream count, a delivery's source class, its fixed and
     streamed cycles on the class's share, the class's own steps for it or None and its
-    step count or 0: `TileClass.steps`), the
+    step count or 0: `TileClass.steps`, a delivery's tail at the class's hops:
+    `TileClass.reach`), the
     nodes whose results it reads, the buffers it reads (buffer, producer) and writes
     (buffer, copies)."""
 
-    __slots__ = ("node", "lane", "stage", "start", "tail", "classes", "inputs", "delivers",
+    __slots__ = ("node", "lane", "stage", "start", "classes", "inputs", "delivers",
                  "noc", "holds", "reads", "writes", "writes_to", "accumulates", "ready")
 
     def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
-                 writes, starts, acc_node: int):
-        self.node, self.lane, self.stage, self.tail = t.node, t.lane, t.stage, t.tail
+                 writes, starts, acc_node: int, config: TX8Config):
+        self.node, self.lane, self.stage = t.node, t.lane, t.stage
         self.start = starts.get(t.node, 0)
         self.classes = []
         for c, tc in enumerate(classes):
             if not _runs_on(t, tc):
                 continue
             took, streamed = costs[c].get((t.node, t.lane), (t.cycles, t.ddr))
+            hops = dict(tc.reach).get(t.node)
             self.classes.append((c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
                                  took - streamed if streamed else took, streamed,
-                                 dict(tc.runs).get(t.node), tc.steps))
+                                 dict(tc.runs).get(t.node), tc.steps,
+                                 t.tail if hops is None else multicast_tail(hops, config)))
         self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
         self.delivers = t.delivers
         self.noc = t.lane == "noc"
@@ -1652,15 +1772,14 @@ class _Runner:
         self.writes = writes.get(t.node, [])
         self.writes_to = [b for b, _ in self.writes]
         self.accumulates = t.node == acc_node
-        node = spec.nodes[t.node]  # a ready value's load or delivery (`simulate_tile`)
-        self.ready = (node.kind == "load" and t.lane in ("ld", "noc")
-                      and all(r.is_input and r.index in spec.ready_inputs
-                              for r in node.inputs))
+        # a ready value's load or delivery the lowering moves first (`simulate_tile`)
+        self.ready = (t.lane in ("ld", "noc") and t.node not in schedule.kept
+                      and is_ready_load(spec, t.node))
 
 
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
-               follows: dict[int, tuple[int, int]] | None = None,
-               stagger: list[int] | None = None) -> tuple[float, dict[str, float]]:
+               follows: dict[int, tuple[int, int]] | None = None
+               ) -> tuple[float, dict[str, float]]:
     """Run instructions on their lanes (in `key` order per lane) with their
     dependencies; a streaming instruction's `stream` cycles are at the tile's full
     DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
@@ -1670,23 +1789,10 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     dependencies done), and ends no sooner than `tail` after j
     (`cost.multicast_done`, as cmodel v2 times a NocCopy).
 
-    `stagger[i]`: the hop spread of instruction i's tile class (`TileClass.stagger`;
-    None: every class runs in step), whose tiles run out of step from their multicast
-    deliveries on: `_Stagger` follows how far apart they run, and a DMA that starts as
-    the previous one of its lane ends a stream overlaps its setup, up to that spread,
-    with the streams of the tiles that ended theirs later (each tile ended its previous
-    stream at its own time), so the DDR does not idle meanwhile; it ends no sooner than
-    its setup plus its bytes at the LSU's rate (one tile alone). cmodel v2 runs each
-    tile's DMA on its own: Swin's LayerNorm, whose 15 receivers of gamma and beta end
-    their deliveries 40 cycles apart, keeps the DDR busy from its first store to its
-    last; in lockstep every store paid its setup with the DDR idle (1.076 of cmodel v2).
-
     The search's hot loop: lanes are numbered, and the chip's streams (whole tiles:
     their sum is exact in any order) and their rate change only when a stream starts or
     ends."""
     follows = follows or {}
-    least_end: dict[int, float] = {}  # an overlapped DMA -> setup + its bytes at the LSU rate
-    streamed_out: set[int] = set()  # overlapped DMAs whose stream ended before that
     n = len(lane)
     names: dict = {}
     of = [names.setdefault(label, len(names)) for label in lane]  # instruction -> lane
@@ -1709,8 +1815,6 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / tiles)
-    at_lsu = share / lsu  # cycles of one full-share stream cycle at the LSU's rate
-    apart = _Stagger(stagger, n, lanes, config) if stagger else None
     began = [0.0] * n
     ended = [0.0] * n
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
@@ -1731,17 +1835,10 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             pos[k] = p + 1
             free[k] = False
             began[i] = now
-            hidden = 0.0
-            if apart is not None and apart.hops[i]:
-                hidden = apart.begin(i, k, i in follows, now, freed[k], deps[i], ended,
-                                     fixed[i] if stream[i] > 0 else 0.0)
             if i in follows:
                 j, tail = follows[i]
                 ready = max([freed[k]] + [ended[d] for d in deps[i] if d != j])
                 push(timers, (max(now, ended[j] + tail, max(began[j], ready) + fixed[i]), i))
-            elif hidden:  # its setup overlaps the other tiles' streams
-                least_end[i] = now + fixed[i] + stream[i] * at_lsu
-                push(timers, (now + fixed[i] - hidden, i))
             else:
                 push(timers, (now + fixed[i], i))
         changed = []
@@ -1767,22 +1864,11 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             for i in ended_now:
                 del streaming[i]
                 chip -= streams[i]
-                if apart is not None and apart.hops[i]:
-                    apart.streamed(i, rate * share, then - began[i])
-            if least_end:  # an overlapped DMA ends no sooner than its setup + bytes
-                early = [i for i in ended_now if least_end.get(i, then) > then]
-                for i in early:
-                    push(timers, (least_end[i], i))
-                    streamed_out.add(i)
-                if early:
-                    ended_now = [i for i in ended_now if i not in streamed_out]
         now = then
         started = False
         while timers and timers[0][0] <= now:
             i = pop(timers)[1]
-            if stream[i] > 0 and i not in streaming and i not in streamed_out:
-                if apart is not None and apart.hops[i]:
-                    apart.streams(i, chip, streams[i], lsu, ddr)
+            if stream[i] > 0 and i not in streaming:
                 streaming[i] = float(stream[i])
                 chip += streams[i]
                 started = True
@@ -1793,8 +1879,6 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             ended[i] = now
             freed[k] = now
             free[k] = True
-            if apart is not None:
-                apart.finish(i, k, stream[i] > 0)
             busy[k] = busy[k] + now - began[i]
             changed.append(k)
             for u in users[i]:
@@ -1807,78 +1891,6 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
     out = {label: busy[k] for label, k in names.items()}
     out[(-1, "ddr")] = channel / ddr  # the DDR channel's busy time
     return now, out
-
-
-class _Stagger:
-    """How far apart the tiles of a staggered tile class run (`_event_run`'s `stagger`):
-    per instruction, the cycles between its first and its last tile's start and end
-    (its spread). A multicast delivery widens its class's spread by its hop spread
-    (each tile's copy ends its own hops after the read; deliveries queued on the NoC
-    lane add up, each streaming from when its lane is free on a tile: Swin's gamma and
-    beta, 20 cycles each); an instruction starts as
-    spread as what it waits for (its dependencies, and its lane's previous instruction
-    when the lane held it back). A stream started after a gap gets further apart: its
-    first tile streams ahead at the rate of one more stream on the chip, and at its end
-    that lead takes the rate each stream gets then (cmodel v2 shares the DDR equally
-    among the DMAs streaming: the LayerNorm's 40 cycles become 80 by the end of its
-    first store, where the first tile streamed alone); a stream whose setup overlapped
-    its lane's previous stream keeps that spread. Only how much of a setup the others'
-    streams hide (at most the setup) depends on it."""
-
-    __slots__ = ("hops", "cycles", "start", "end", "lane", "streamed_last", "lead",
-                 "carried")
-
-    def __init__(self, stagger: list[int], n: int, lanes: int, config: TX8Config):
-        self.hops = stagger
-        self.cycles = config.noc_hop_cycles
-        self.start = [0.0] * n
-        self.end = [0.0] * n
-        self.lane = [0.0] * lanes  # the spread of each lane's last instruction's end
-        self.streamed_last = [False] * lanes  # whether it streamed
-        self.lead: dict[int, float] = {}  # a stream started after a gap -> bytes ahead
-        self.carried: set[int] = set()  # streams whose setup overlapped: spread kept
-
-    def begin(self, i: int, k: int, delivery: bool, now: float, freed: float, deps,
-              ended: list[float], setup: float) -> float:
-        """Instruction i's start spread on lane k, where its last tile starts at `now`
-        (the estimate's times are its last tile's: a delivery ends at the farthest
-        destination's): its first tile starts when its lane is free there (`freed` less
-        the lane's spread) and its dependencies' first tiles are done (each one's end
-        less its spread), whichever is later; a dependency that every tile waits for
-        until `now` leaves none (the tiles run in step again: Swin's LayerNorms of 11 -
-        18 steps, whose rows' loads end after gamma's and beta's deliveries on every
-        tile, store in step). Returns how much of its `setup` (0: it streams nothing)
-        the other tiles' streams hide."""
-        first = max([freed - self.lane[k]] + [ended[d] - self.end[d] for d in deps])
-        spread = max(0.0, now - first)
-        if delivery:  # the NoC streams it from when its lane is free on each tile
-            spread = self.lane[k] + self.hops[i] * self.cycles
-        self.start[i] = spread
-        lane_bound = freed == now
-        if setup and lane_bound and self.streamed_last[k]:
-            self.carried.add(i)
-            return min(setup, self.lane[k])
-        return 0.0
-
-    def streams(self, i: int, chip: int, own: int, lsu: float, ddr: float) -> None:
-        """Instruction i's stream of `own` tiles starts beside `chip` streaming tiles;
-        its first tile streams ahead of the last (by the start spread) beside the tiles
-        that joined it so far - half of them on average, the tiles joining as their
-        deliveries arrive - or, its setup overlapped, beside the class's other tiles
-        still streaming their previous DMAs (as many as its own)."""
-        first = ddr / (chip + (own if i in self.carried else (own + 1) / 2))
-        self.lead[i] = self.start[i] * min(lsu, first)
-
-    def streamed(self, i: int, rate: float, took: float) -> None:
-        """Instruction i's stream ended, each stream at `rate` bytes per cycle, `took`
-        cycles after it began."""
-        self.end[i] = min(self.lead.pop(i) / rate, took)
-
-    def finish(self, i: int, k: int, streamed: bool) -> None:
-        if not streamed:
-            self.end[i] = self.start[i]
-        self.lane[k] = self.end[i]
-        self.streamed_last[k] = streamed
 
 
 # --------------------------------------------------------------------------------------
@@ -1896,6 +1908,11 @@ class _Value:
     kind: str
     result: int
     readers: tuple[int, ...]
+
+
+def copy_name(value: str, copy: int) -> str:
+    """The name of the SPM buffer holding copy `copy` of `value` (`spm_buffers`)."""
+    return f"{value}#{copy}"
 
 
 def spm_buffers(spec: GroupSpec, split: Split, ts: list[Task], config: TX8Config
@@ -1995,7 +2012,7 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
             mine = runs[c::copies]  # copy c serves every `copies`-th run
             live = _periodic(mine.start * period + begin, finish - begin,
                              mine.step * period, len(mine))
-            buffers.append(Buffer(f"{v.name}#{c}", v.size, live))
+            buffers.append(Buffer(copy_name(v.name, c), v.size, live))
     return buffers
 
 
@@ -2196,14 +2213,14 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
     if bound > capacity:
         raise Rejected(f"at least {bound} bytes of SPM live at once, {capacity} available",
                        bound)
-    schedule = schedule_of(spec, cand, split, values, buffers, ts, config,
-                           shared.constants_first)
     placed = None
     if allocate_spm:
         try:
             placed = allocate(buffers, align, capacity, spans=spans, live=bound)
         except OutOfMemory as e:
             raise Rejected(str(e), e.peak) from None
+    schedule = schedule_of(spec, cand, split, values, buffers, ts, config,
+                           shared.constants_first, placed)
 
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
     estimates = shared.estimates
@@ -2273,7 +2290,7 @@ def moved_ddr_bytes(spec: GroupSpec, split: Split, ts: list[Task], schedule: Sch
             runs = run_count(at[t.node], tc.steps or schedule.steps) if t.node in at \
                 else t.count
             total += nbytes * runs * _streams(t, schedule, tc)
-    return total
+    return round(total)
 
 
 def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
@@ -2287,9 +2304,11 @@ def late_nodes(spec: GroupSpec, cand: Candidate) -> set[int]:
 
 def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Value],
                 buffers: list[Buffer], ts: list[Task], config: TX8Config,
-                constants_first: bool = True) -> Schedule:
+                constants_first: bool = True, placed: Allocation | None = None
+                ) -> Schedule:
     """The estimate's view of a candidate's steps, buffers and tile classes
-    (`Schedule`)."""
+    (`Schedule`); `placed`, the buffers' SPM placement (None: not placed, every ready
+    load taken as moved first)."""
     late = late_nodes(spec, cand)
     copies: dict[str, int] = {}
     for b in buffers:
@@ -2299,14 +2318,52 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     if cand.reduce is not None:
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
     classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
-    costs = tuple(share_costs(spec, split, tc.share, ts, config) if tc.share else ()
-                  for tc in classes)
-    edges = tuple(edge_costs(spec, split, tc.share, ts, config)
-                  + crossing_costs(spec, split, tc, ts, config) for tc in classes)
+    costs = tuple(_at_reach(share_costs(spec, split, tc.share, ts, config) if tc.share
+                            else (), tc, ts, config, every=True) for tc in classes)
+    edges = tuple(tuple((pattern, _at_reach(found, tc, ts, config)) for pattern, found in
+                        edge_costs(spec, split, tc.share, ts, config)
+                        + crossing_costs(spec, split, tc, ts, config)) for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
         accumulating(cand), owners, classes, costs if any(costs) else (),
-        edges if any(edges) else (), constants_first)
+        edges if any(edges) else (), constants_first,
+        kept_in_order(spec, values, buffers, placed) if constants_first else frozenset())
+
+
+def kept_in_order(spec: GroupSpec, values: list[_Value], buffers: list[Buffer],
+                  placed: Allocation | None) -> frozenset[int]:
+    """The ready loads (`is_ready_load`) whose first buffer copy shares bytes with a
+    buffer that lives before it (`Schedule.kept`). The lowering moves a tile's first load
+    of a ready value to the front of its list only over instructions that never touch
+    its bytes (`tx8c.codegen.lower`'s `_ready_first`); the allocator lets two buffers
+    share bytes only where their lives do not meet, so a buffer living earlier on those
+    bytes is one an instruction before the load uses, and the load stays in its frame
+    order (the transformer encoder's Gemm+Add+LayerNorm: the LayerNorm's bias takes the
+    bytes of the Gemm's input rows; run first in the estimate, its load delayed the
+    rows' on every tile: 1.109 of cmodel v2). Empty when `placed` is None."""
+    if placed is None:
+        return frozenset()
+    offsets = dict(placed.offsets)
+    by_name = {b.name: b for b in buffers}
+    kept = set()
+    for v in values:
+        mine = by_name.get(copy_name(v.name, 0))
+        if v.kind != "value" or mine is None or not is_ready_load(spec, v.node):
+            continue
+        lo = offsets[mine.name]
+        hi = lo + mine.size
+        if any(b.start < mine.start and offsets[b.name] < hi and lo < offsets[b.name] + b.size
+               for b in buffers):
+            kept.add(v.node)
+    return frozenset(kept)
+
+
+def is_ready_load(spec: GroupSpec, node: int) -> bool:
+    """Whether `node` loads a ready value: a constant, or an input in
+    `spec.ready_inputs` (what the lowering may load before its turn: `simulate_tile`)."""
+    n = spec.nodes[node]
+    return n.kind == "load" and all(r.is_input and r.index in spec.ready_inputs
+                                    for r in n.inputs)
 
 
 def frame_schedule(spec: GroupSpec, cand: Candidate, config: TX8Config

@@ -29,7 +29,7 @@ from itertools import product
 from tx8c.interfaces.sharding import Window, piece_bounds
 from tx8c.slicing.group import GroupSpec, Stored
 from tx8c.slicing.plan import Candidate, ReduceCut
-from tx8c.slicing.propagate import Windows, propagate
+from tx8c.slicing.propagate import SweepMemo, Windows, propagate
 
 
 @dataclass(frozen=True)
@@ -181,16 +181,26 @@ def downstream_of(spec: GroupSpec, node: int) -> set[int]:
     return found
 
 
-def steps(spec: GroupSpec, cand: Candidate, tile: Tile, config) -> list[Step]:
-    """Every step of `tile`, in order, with the nodes that run at each."""
+def reduce_at(cand: Candidate, window: Window | None) -> dict[int, Window] | None:
+    """`propagate`'s reduction windows at a step: the cut node's reduction `window`
+    (None without a reduction cut, or a step with none)."""
+    if cand.reduce is None or window is None:
+        return None
+    return {cand.reduce.node: window}
+
+
+def steps(spec: GroupSpec, cand: Candidate, tile: Tile, config,
+          memo: SweepMemo | None = None) -> list[Step]:
+    """Every step of `tile`, in order, with the nodes that run at each. `memo`: a
+    `SweepMemo` shared by the calls for one group's tiles (the same windows either way;
+    the lowering's 16 tiles of a group meet most node windows again)."""
     granules = anchor_granules(spec, config)
     late = set()
     if cand.reduce is not None:
         late = downstream_of(spec, cand.reduce.node)
     windows = []
     for anchor, red in step_windows(tile, cand, granules):
-        reduce = {cand.reduce.node: red} if cand.reduce is not None and red is not None else None
-        windows.append(propagate(spec, anchor, reduce))
+        windows.append(propagate(spec, anchor, reduce_at(cand, red), memo))
     out = []
     for i, w in enumerate(windows):
         prev = windows[i - 1].loops if i else None

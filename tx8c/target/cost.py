@@ -156,6 +156,12 @@ def noc_multicast_cycles(nbytes: int, hops: int, config: TX8Config) -> int:
             + _ceil_div(nbytes, config.noc_bytes_per_cycle))
 
 
+def multicast_tail(hops: int, config: TX8Config) -> int:
+    """Cycles after a multicast's DDR read ends until its last bytes reach a destination
+    `hops` mesh hops away (`multicast_done`)."""
+    return hops * config.noc_hop_cycles
+
+
 def multicast_done(dma_start: float, dma_end: float, ready: float, nbytes: int, hops: int,
                    config: TX8Config) -> float:
     """When a destination `hops` away, ready to receive at `ready`, holds its copy of a
@@ -163,7 +169,7 @@ def multicast_done(dma_start: float, dma_end: float, ready: float, nbytes: int, 
     last bytes cross the hops after the read, and the NoC streams from when both the
     read and the destination have started."""
     streaming_from = max(dma_start, ready)
-    return max(dma_end + hops * config.noc_hop_cycles,
+    return max(dma_end + multicast_tail(hops, config),
                streaming_from + noc_multicast_cycles(nbytes, hops, config))
 
 

@@ -163,18 +163,22 @@ def test_noc_multicast_must_be_a_bool():
 def test_tile_classes_of_a_multicast_over_rows_and_columns():
     """Sharded 4 x 4, A multicast along rows (source: a row's last tile), B along columns
     (source: a column's last, 12-15): tile 15 sources both; 3, 7, 11 source A and
-    receive B; 12-14 receive A and source B; the other 9 receive both. A receiving class
-    gets each load from the class of its first tile's source. Each receiving class's
-    tiles are 1 to 3 hops from their sources: their deliveries end apart (stagger 2)."""
+    receive B; 12-14 receive A and source B; the other 9 receive both. The receivers at
+    other distances from their sources are classes of their own (their deliveries end
+    apart), so here each tile is one, and gets each load from its source's class at its
+    own hops."""
     module, _ = gemm(64, 256, 256)
     spec = group_spec(the_group(module))
     split = data_split(spec, Candidate((4, 4), (1, 1)), DEFAULT_CONFIG)
     classes = tile_classes(split, frozenset({A_NODE, B_NODE}))
-    receives_both = TileClass(9, frozenset(), ((A_NODE, 1), (B_NODE, 2)), stagger=2)
-    sources_a = TileClass(3, frozenset(), ((B_NODE, 3),), stagger=2)
-    sources_b = TileClass(3, frozenset(), ((A_NODE, 3),), stagger=2)
-    sources_both = TileClass(1)
-    assert classes == (receives_both, sources_a, sources_b, sources_both)
+    expected = []
+    for tile in range(16):
+        row, column = divmod(tile, 4)
+        gets = [(A_NODE, 4 * row + 3, 3 - column)] if column < 3 else []
+        gets += [(B_NODE, 12 + column, 3 - row)] if row < 3 else []
+        expected.append(TileClass(1, frozenset(), tuple((n, k) for n, k, _ in gets),
+                                  reach=tuple((n, hops) for n, _, hops in gets)))
+    assert classes == tuple(expected)
     assert tile_classes(split, frozenset()) == (TileClass(16),)
 
 

@@ -65,3 +65,25 @@ def compiled_with(monkeypatch, module: ModuleOp, cand):
     run(module, slicing_spec(CompileOptions()) + ddr_spec(CompileOptions()))
     container = module_container(module)
     return module, lower_module(module, container), container
+
+
+def grouped_graph(graph) -> ModuleOp:
+    """An ONNX graph (opset 17) imported and run through the mid-end, layout, constants
+    and grouping stages: its groups as group-cost finds them."""
+    from onnx import helper
+
+    from tests.unit.group.common import run
+    from tx8c.frontend.onnx.importer import import_onnx
+    from tx8c.pipeline import (
+        CompileOptions,
+        constants_spec,
+        grouping_spec,
+        layout_spec,
+        midend_spec,
+    )
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    module = import_onnx(model).module
+    run(module, midend_spec() + layout_spec("optimal") + constants_spec()
+        + grouping_spec(CompileOptions()))
+    return module

@@ -92,3 +92,39 @@ def test_waiting_operands_follow_the_barrier_epochs() -> None:
         if g.attr("group_tag") != GroupOp.IN_DDR:
             previous = i
     assert 0 < waited < sum(len(g.operands) for g in groups)
+
+
+def test_a_waiting_lead_hides_from_when_its_windows_are_stored() -> None:
+    # the previous group (100 cycles) leaves its ld lane idle for its last 60; the ready
+    # lead (10) goes first, then the waiting lead (40) from 25 cycles before its end
+    # (the stores of its windows are done then): 25 of it hidden
+    assert chained([(100, 0, 40), (90, 10, 0, 40, 25)]) == [100, 55]
+    # stored early enough: all of it, up to the idle lane left after the ready lead
+    assert chained([(100, 0, 40), (90, 10, 0, 40, 80)]) == [100, 40]
+    assert chained([(100, 0, 80), (90, 10, 0, 40, 80)]) == [100, 70]  # 20 idle
+    # stored at the previous group's end (lag 0), or no idle lane: nothing of it
+    assert chained([(100, 0, 40), (90, 10, 0, 40, 0)]) == [100, 80]
+    assert chained([(100, 0, 100), (90, 10, 0, 40, 80)]) == [100, 90]
+
+
+def test_the_stores_lag_is_a_busiest_lane_period_per_later_step() -> None:
+    """The stem cut along W in 2 steps per tile: a window that meets only first steps'
+    stores is done one period (busiest lane / steps) before the group's end; one that
+    meets a last step's store, at its end."""
+    from tests.unit.slicing.test_stem_cuts import W_CUT, stem, stem_group
+    from tx8c.slicing.evaluate import evaluate
+    from tx8c.slicing.overlap import stores_lag
+    from tx8c.slicing.steps import steps, tiles
+
+    _, spec = stem_group(stem())
+    plan = evaluate(spec, W_CUT, DEFAULT_CONFIG)
+    assert plan.steps == 2
+    store = next(n for n in spec.nodes if n.kind == "store")
+    walk = steps(spec, plan.candidate, tiles(spec, plan.candidate, DEFAULT_CONFIG)[0],
+                 DEFAULT_CONFIG)
+    first, last = (s.windows.loops[store.index].head(store.slicer.num_outputs)
+                   for s in (walk[0], walk[-1]))
+    output = spec.outputs.index(next(r for r in spec.outputs if r.node == store.index))
+    period = max(e.cycles for e in plan.engines) / plan.steps
+    assert stores_lag(spec, plan, DEFAULT_CONFIG, output, [first]) == math.floor(period)
+    assert stores_lag(spec, plan, DEFAULT_CONFIG, output, [first, last]) == 0

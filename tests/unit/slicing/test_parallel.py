@@ -17,7 +17,7 @@ from tx8c.errors import Tx8Error
 from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.ir import print_module
 from tx8c.pipeline import CompileOptions, run_pipeline
-from tx8c.slicing.parallel import resolve_jobs
+from tx8c.slicing.parallel import resolve_jobs, search_all, search_weight
 from tx8c.slicing.search import NoPlan, search
 
 
@@ -43,6 +43,33 @@ def test_workers_run_the_search_a_test_put_in_place(monkeypatch) -> None:
     rows = json.loads(module.attributes["tx8c.slicing"].data)["groups"]
     searched = {r["candidates"] for r in rows if r["template_id"] == -1}
     assert os.getpid() not in searched and len(searched) >= 1
+
+
+def test_the_heaviest_searches_start_first_and_the_plans_come_in_group_order(tmp_path
+                                                                            ) -> None:
+    """Two workers take the two heaviest groups (`search_weight`) first; the plans come
+    back in the groups' order whatever the order they were searched in."""
+    from tx8c.slicing.group import group_spec
+    from tx8c.slicing.search import SearchOptions
+    from tx8c.target.config import DEFAULT_CONFIG
+    from tx8c.transforms.slice.group_cost import groups_to_slice
+
+    module = import_onnx(layered_model()).module
+    run_pipeline(module, CompileOptions(jobs=1))
+    specs = list({s.key: s for s in map(group_spec, groups_to_slice(module))}.values())
+    assert len({search_weight(s) for s in specs}) >= 3
+    log = tmp_path / "started"
+
+    def logged(spec, config, options, name=""):
+        with open(log, "a") as f:
+            f.write(name + "\n")
+        return search(spec, config, options, name=name)
+
+    names = [f"g{i}" for i in range(len(specs))]
+    plans = search_all(logged, specs, DEFAULT_CONFIG, SearchOptions(), names, jobs=2)
+    heaviest = sorted(range(len(specs)), key=lambda i: -search_weight(specs[i]))[:2]
+    assert set(log.read_text().split()[:2]) == {names[i] for i in heaviest}
+    assert plans == [search(s, DEFAULT_CONFIG, SearchOptions()) for s in specs]
 
 
 def test_the_first_failing_group_is_the_error(monkeypatch) -> None:

@@ -14,17 +14,13 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.unit.group.common import run
+from tests.unit.slicing.helpers import grouped_graph
 from tx8c.codegen.lower import lower_module
 from tx8c.const_container import module_container
-from tx8c.frontend.onnx.importer import import_onnx
 from tx8c.interfaces.sharding import piece_bounds
 from tx8c.pipeline import (
     CompileOptions,
-    constants_spec,
     ddr_spec,
-    grouping_spec,
-    layout_spec,
-    midend_spec,
     slicing_spec,
 )
 from tx8c.sim.cmodel_v2 import run_program
@@ -55,11 +51,7 @@ def two_layers():
         nodes, "two_layers",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, ROWS, 128])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, ROWS, N])], [w1, w2])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    module = import_onnx(model).module
-    run(module, midend_spec() + layout_spec("optimal") + constants_spec()
-        + grouping_spec(CompileOptions()))
-    return module
+    return grouped_graph(graph)
 
 
 def second_gemm(module):

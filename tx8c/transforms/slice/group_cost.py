@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i1, i64
+from xdsl.ir import OpResult
 from xdsl.passes import ModulePass
 
 from tx8c.analysis.group_dag import waiting_operands
@@ -51,7 +52,13 @@ from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.evaluate import Evaluator, evaluate
 from tx8c.slicing.group import GroupSpec, group_spec
-from tx8c.slicing.overlap import chained, ready_lead
+from tx8c.slicing.overlap import (
+    chained,
+    first_windows,
+    ready_lead,
+    stores_lag,
+    waiting_lead,
+)
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -90,6 +97,14 @@ class GroupCostPass(ModulePass):
             return spec
         return replace(spec, ready_inputs=frozenset(range(len(spec.inputs))) - waiting)
 
+    def group_specs(self, op: ModuleOp
+                    ) -> tuple[list[tuple[GroupOp, GroupSpec]], dict[GroupOp, frozenset[int]]]:
+        """The groups to slice with their specs (`spec_of`), and per group of the module
+        its waiting operands (`waiting_operands`)."""
+        every = [g for g in op.walk() if isinstance(g, GroupOp)]
+        waiting = dict(zip(every, waiting_operands(every), strict=True))
+        return [(g, self.spec_of(g, waiting[g])) for g in groups_to_slice(op)], waiting
+
     def as_run_by(self, spec: GroupSpec, searched: GroupSpec, plan: Plan,
                   config: TX8Config) -> Plan:
         """The template's plan (searched for `searched`) as the group of `spec` runs it:
@@ -106,9 +121,7 @@ class GroupCostPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = target_config(op)
         options = self.options()
-        every = [g for g in op.walk() if isinstance(g, GroupOp)]
-        waiting = dict(zip(every, waiting_operands(every), strict=True))
-        groups = [(g, self.spec_of(g, waiting[g])) for g in groups_to_slice(op)]
+        groups, waiting = self.group_specs(op)
         firsts: dict[tuple, GroupOp] = {}  # per key, the group whose plan is the template
         for group, spec in groups:
             if self.dump_space:
@@ -121,13 +134,18 @@ class GroupCostPass(ModulePass):
         templates = {s.key: (g.attr("group_id"), plan)
                      for (g, s), plan in zip(searched, plans, strict=True)}
         specs = {s.key: s for _, s in searched}
-        rows = []
+        rows, previous = [], None
         for group, spec in groups:
             gid, plan = templates[spec.key]
             template = -1 if firsts[spec.key] is group else gid
             plan = self.as_run_by(spec, specs[spec.key], plan, config)
             write_plan(group, spec, plan, template, config)
             rows.append(group_row(group, spec, plan, template, config, waiting[group]))
+            if self.overlap:
+                rows[-1]["wait_cycles"], rows[-1]["wait_lag_cycles"] = waiting_on_previous(
+                    group, spec, plan, previous, config, waiting[group],
+                    rows[-1]["lead_cycles"])
+            previous = (group, spec, plan)
         op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows, self.overlap),
                                                           sort_keys=True))
 
@@ -228,11 +246,40 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
     }
 
 
+def waiting_on_previous(group: GroupOp, spec: GroupSpec, plan: Plan, previous,
+                        config: TX8Config, waiting: frozenset[int], ready: int
+                        ) -> tuple[int, int]:
+    """(waiting lead, stores lag) of the group's first loads of the inputs it waits for
+    (`tx8c.slicing.overlap.waiting_lead`, `stores_lag`: how long before the previous
+    group's end its stores of their windows are done) when the previous sliced group
+    (`previous`: its op, spec and plan) writes every one of them; else (0, 0): a load
+    waiting for another group's stores counts nothing, as before. The windows are only
+    walked when the previous group's idle ld lane has room left after the `ready` lead
+    (`chained` hides nothing of the waiting lead otherwise)."""
+    if previous is None or not waiting:
+        return 0, 0
+    writer, written, its_plan = previous
+    idle = its_plan.cycles - next((e.cycles for e in its_plan.engines if e.lane == "ld"), 0)
+    if idle <= ready:
+        return 0, 0
+    outputs: dict[int, set[int]] = {}
+    for k in waiting:
+        value = group.operands[k]
+        if not isinstance(value, OpResult) or value.owner is not writer:
+            return 0, 0
+        outputs.setdefault(value.index, set()).add(k)
+    lag = min(stores_lag(written, its_plan, config, j,
+                         first_windows(spec, plan, config, frozenset(inputs)))
+              for j, inputs in outputs.items())
+    return waiting_lead(spec, plan, config, waiting), lag
+
+
 def summary(rows: list[dict], overlap: bool = True) -> dict:
     """The statistics: `rows` in program order, each given its share of the model's
     estimate (`chain_cycles`: `tx8c.slicing.overlap.chained` when `overlap`, else its
     cycles alone)."""
-    shares = (chained([(r["cycles"], r["lead_cycles"], r["engines"].get("ld", 0))
+    shares = (chained([(r["cycles"], r["lead_cycles"], r["engines"].get("ld", 0),
+                        r.get("wait_cycles", 0), r.get("wait_lag_cycles", 0))
                        for r in rows])
               if overlap else [r["cycles"] for r in rows])
     for r, share in zip(rows, shares, strict=True):
