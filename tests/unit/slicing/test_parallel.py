@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import replace
 
 import pytest
@@ -63,6 +64,12 @@ def test_the_heaviest_searches_start_first_and_the_plans_come_in_group_order(tmp
     def logged(spec, config, options, name=""):
         with open(log, "a") as f:
             f.write(name + "\n")
+        # Each worker waits until both have logged their first group: a worker done
+        # with its first search must not log a third group before the other worker
+        # has logged its first one (the log would then not say what was taken first).
+        deadline = time.monotonic() + 60
+        while len(log.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         return search(spec, config, options, name=name)
 
     names = [f"g{i}" for i in range(len(specs))]
