@@ -522,18 +522,9 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
 
         progress("running the cmodel (v1)")
         return run_cmodel(module, inputs, constants)
-    from tx8c.codegen.program import program_from_file_bytes
     from tx8c.sim.cmodel_v2 import run_program
 
-    path = directory / PROGRAM_FILE
-    if not path.is_file():
-        raise Tx8Error(f"'{path}' not found; compile the model again with this tx8c "
-                       f"(tx8c compile writes {PROGRAM_FILE}) to run the cmodel v2.")
-    try:
-        program = program_from_file_bytes(path.read_bytes())
-    except (ValueError, KeyError, TypeError) as e:
-        raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
-            from None
+    program = _read_program(directory, "to run the cmodel v2")
     ordered = [inputs[n] for n in input_names(main_function(module))]
     if backend == "c":
         from tx8c.codegen.c_backend import run_c
@@ -546,6 +537,22 @@ def _run_backend(backend: str, directory: Path, module, inputs: dict, constants,
     outputs, timing = run_program(program, module, ordered, constants)
     progress(f"cmodel v2: {timing.cycles} cycles simulated, estimate {timing.estimate}")
     return outputs
+
+
+def _read_program(directory: Path, purpose: str):
+    """The Program `tx8c compile` wrote in `directory` (a clear error when it is missing
+    or not one)."""
+    from tx8c.codegen.program import program_from_file_bytes
+
+    path = directory / PROGRAM_FILE
+    if not path.is_file():
+        raise Tx8Error(f"'{path}' not found; compile the model again with this tx8c "
+                       f"(tx8c compile writes {PROGRAM_FILE}) {purpose}.")
+    try:
+        return program_from_file_bytes(path.read_bytes())
+    except (ValueError, KeyError, TypeError) as e:
+        raise Tx8Error(f"'{path}' is not a Program tx8c wrote ({e}); compile again.") \
+            from None
 
 
 def _check_input_names(inputs: dict, names: list[str], path: Path) -> None:
@@ -893,6 +900,54 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    """The cmodel v2's timeline of a compiled model as a Chrome trace (tx8c.sim.trace)."""
+    import gzip
+
+    from tx8c.ir import parse_module, read_ir_file
+    from tx8c.sim.cmodel_v2 import simulate_events
+    from tx8c.sim.trace import chrome_trace
+
+    progress = Progress(args.quiet)
+    mlir = _compiled_module_path(Path(args.compiled))
+    sources = [mlir, mlir.parent / PROGRAM_FILE]
+    check_output_file(Path(args.output), inputs=sources)
+    program = _read_program(mlir.parent, "to trace it")
+    known = {g.group_id for g in program.groups}
+    groups = _group_ids(args.groups, known) if args.groups else None
+    module = parse_module(read_ir_file(mlir), str(mlir))
+    progress(f"simulating {sum(len(t.instructions) for g in program.groups for t in g.tiles)}"
+             " instructions (cmodel v2 timing)")
+    timing, events, entered = simulate_events(program, module)
+    clock = float(program.config["clock_hz"])
+    trace = chrome_trace(program, events, entered, clock, groups)
+    data = json.dumps(trace, separators=(",", ":")).encode()
+    if args.output.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    write_file(args.output, data, inputs=sources)
+    progress(f"wrote {args.output}: {len(trace['traceEvents'])} events, "
+             f"{len(trace['otherData']['groups'])} groups, {timing.cycles} cycles simulated; "
+             "open it in https://ui.perfetto.dev or chrome://tracing")
+    return 0
+
+
+def _group_ids(text: str, known: set[int]) -> set[int]:
+    """The group ids of `--groups` ("3,5-7"), each one the Program has."""
+    ids: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
+            ids.update(range(int(lo), int(hi or lo) + 1))
+        except ValueError:
+            raise Tx8Error(f"--groups '{text}': '{part}' is not a group id or a range "
+                           "like 5-7.") from None
+    unknown = sorted(ids - known)
+    if unknown:
+        raise Tx8Error(f"--groups '{text}': the program has no group {unknown[0]} (its "
+                       f"groups are {min(known)}-{max(known)}; report.json lists them).")
+    return ids
+
+
 def _read_json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -1026,6 +1081,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_config(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_report)
+    t = sub.add_parser("trace", help="write the simulated timeline of a compiled model "
+                       "(Chrome trace JSON: every instruction on its tile's engine lane)")
+    t.add_argument("compiled", help="the output directory of `tx8c compile`")
+    t.add_argument("-o", "--output", required=True,
+                   help="the trace file to write (.json, or .json.gz compressed); open it "
+                   "in https://ui.perfetto.dev or chrome://tracing")
+    t.add_argument("--groups", metavar="IDS",
+                   help="only these groups, e.g. 3,5-7 (default: all; a large model's "
+                   "whole trace is tens of MB)")
+    t.add_argument("--quiet", action="store_true")
+    t.set_defaults(func=cmd_trace)
     return parser
 
 

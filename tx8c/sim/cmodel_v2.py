@@ -1123,6 +1123,35 @@ def simulate(program: Program, module) -> Timing:
     return CModelV2(program, resolve_ops(program, module), functional=False).timing()
 
 
+@dataclass(frozen=True)
+class Event:
+    """One instruction as the timing ran it, in cycles from the program's start."""
+
+    group_id: int
+    tile: int
+    index: int
+    """Its position in the tile's instruction list of the group."""
+    ins: Dma | Kernel | NocReduce | NocCopy
+    lane: str
+    start: float
+    finish: float
+    ddr_bytes: int
+    """The DDR bytes it streamed (a DMA, a kernel reading DDR)."""
+
+
+def simulate_events(program: Program, module) -> tuple[Timing, list[Event],
+                                                       dict[tuple[int, int], float]]:
+    """`simulate`, with every instruction's start and finish (`Event`s in instruction
+    order), and when each tile entered each group: {(group id, tile): cycle}."""
+    model = CModelV2(program, resolve_ops(program, module), functional=False)
+    run = _Simulation(model)
+    timing = run.run()
+    gid = [g.group_id for g in program.groups]
+    events = [Event(gid[op.group], op.tile, op.index, op.ins, op.lane, op.start,
+                    op.finish, op.stream) for op in run.ops]
+    return timing, events, {(gid[g], t): c for (g, t), c in run.entered.items()}
+
+
 def timing_report(timing: Timing, config: TX8Config | None = None) -> dict:
     """The simulated latency beside the estimate, per model (the chained estimate) and
     per group (alone)."""
