@@ -1088,8 +1088,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the trace file to write (.json, or .json.gz compressed); open it "
                    "in https://ui.perfetto.dev or chrome://tracing")
     t.add_argument("--groups", metavar="IDS",
-                   help="only these groups, e.g. 3,5-7 (default: all; a large model's "
-                   "whole trace is tens of MB)")
+                   help="only these groups, e.g. 3,5-7 (default: all)")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=cmd_trace)
     return parser
