@@ -427,10 +427,13 @@ def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: 
 def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Candidate]:
     """Cutting the reduction of the group's NE node (or its only reducing node) on top of
     `base`, which keeps `used` tiles busy: in time (psum; up to `REDUCE_STEPS` pieces)
-    and over the tiles the sharding leaves idle."""
+    and over the tiles the sharding leaves idle; pipelined and not, but a cut inside
+    the channel blocks pipelined only (it pays by shortening the pipeline's fill)."""
     spare = max(1, config.tiles_per_chip // max(1, used))
-    for cut in reduce_cuts(spec, spare, config):
-        for pipelined in (True, False):
+    cuts = reduce_cuts(spec, spare, config)
+    blocks = reduce_granules(spec, cuts[0].node, config) if cuts else ()
+    for cut in cuts:
+        for pipelined in (True, False) if cut.granule == blocks else (True,):
             yield Candidate(base.sharding, base.split, cut, pipelined)
 
 

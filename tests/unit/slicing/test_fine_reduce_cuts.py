@@ -28,7 +28,7 @@ from tx8c.sim.reference import run_reference
 from tx8c.slicing.evaluate import _channel_blocks, _cuts_inside_blocks, evaluate
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.plan import Candidate, ReduceCut
-from tx8c.slicing.search import reduce_cuts
+from tx8c.slicing.search import _reduce_candidates, reduce_cuts
 from tx8c.slicing.steps import reduce_granules
 from tx8c.target.config import DEFAULT_CONFIG
 from tx8c.transforms.slice import group_cost
@@ -78,6 +78,10 @@ def test_the_search_offers_the_cut_inside_the_channel_blocks():
     cuts = reduce_cuts(spec, 16, DEFAULT_CONFIG)
     assert fine_cut(conv).reduce in cuts  # 8 pieces in time: beyond the 4 blocks
     assert all(c.granule[0] == 64 for c in cuts if c.split[0] <= 4)  # the blocks suffice
+    offered = list(_reduce_candidates(spec, Candidate((1, 1, 1, 1), (1, 1, 1, 1)), 1,
+                                      DEFAULT_CONFIG))
+    assert {c.pipelined for c in offered if c.reduce.granule[0] == 64} == {True, False}
+    assert {c.pipelined for c in offered if c.reduce.granule[0] == 32} == {True}
 
 
 def test_the_fine_cut_is_planned_in_8_steps():
