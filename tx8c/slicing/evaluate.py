@@ -101,7 +101,9 @@ from tx8c.slicing.steps import (
     anchor_granules,
     channel_granule,
     downstream_of,
+    loaded_channel_granule,
     reduce_at,
+    reduce_granules,
     reduce_pieces,
     reduce_tree,
     step_windows,
@@ -318,7 +320,7 @@ class _Sharded:
         self.active = len(self.busy)
         first = self.shares[0]
         self.share = propagate(first.anchor, reduce_at(cand, first.reduce))
-        self.block = _channel_blocks(spec, config)
+        self.block = _channel_blocks(spec, config, _cuts_inside_blocks(spec, cand, config))
         self.shard_error = None
         try:
             check_cuts(spec, propagate(Window.whole(spec.anchor_shape)), self.share, "shard",
@@ -772,7 +774,17 @@ def _interior(spec, cand, pieces, reduce_pieces, tile):
     return out
 
 
-def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
+def _cuts_inside_blocks(spec: GroupSpec, cand: Candidate, config) -> bool:
+    """Whether `cand` cuts a reduction inside its operands' channel blocks: its
+    `ReduceCut` carries granules finer than `steps.reduce_granules` (the search makes
+    such cuts with `fine=True`)."""
+    cut = cand.reduce
+    return cut is not None and bool(cut.granule) and cut.granule != reduce_granules(
+        spec, cut.node, config)
+
+
+def _channel_blocks(spec: GroupSpec, config, inside: bool = False
+                    ) -> dict[ValueRef, tuple[int, int]]:
     """The channel-aligned values a DMA moves - what a load brings into SPM and what a
     store writes back - are cut on whole channel blocks with C above the plain-NHWC
     threshold (seed 003 alignCx); below it their channels are never cut.
@@ -784,16 +796,22 @@ def _channel_blocks(spec: GroupSpec, config) -> dict[ValueRef, tuple[int, int]]:
     stem (ChannelNorm's aligned (1, 3, 224, 224) output is blocked along W by 64, and
     the halo of Conv 7x7 / 2 and Pool 3x3 / 2 never ends a W window on a block) cut
     only along H, where every time step recomputes a Conv row for the Pool's halo
-    (bench/README.md "ResNet-50 under 1.5")."""
-    moved = {ValueRef(n.index, r) for n in spec.nodes if n.kind != "compute"
-             for r in range(len(n.results))}
-    moved.update(n.inputs[0] for n in spec.nodes if n.kind == "store")
+    (bench/README.md "ResNet-50 under 1.5"). `inside` (a reduction cut inside the
+    blocks, `_cuts_inside_blocks`): a loaded value is cut on its
+    `loaded_channel_granule` (the DMA reads part of each block); a stored one keeps
+    whole blocks (the DDR tensor's readers read them whole)."""
+    loaded = {ValueRef(n.index, r) for n in spec.nodes if n.kind != "compute"
+              for r in range(len(n.results))}
+    stored = {n.inputs[0] for n in spec.nodes if n.kind == "store"}
     blocks = {}
     for n in spec.nodes:
         for r, value in enumerate(n.results):
             ref = ValueRef(n.index, r)
-            if value.aligned and value.shape and ref in moved:
-                blocks[ref] = (len(value.shape) - 1, channel_granule(value, config))
+            if not value.aligned or not value.shape or ref not in loaded | stored:
+                continue
+            fine = inside and ref not in stored
+            granule = (loaded_channel_granule if fine else channel_granule)(value, config)
+            blocks[ref] = (len(value.shape) - 1, granule)
     return blocks
 
 

@@ -427,10 +427,13 @@ def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: 
 def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Candidate]:
     """Cutting the reduction of the group's NE node (or its only reducing node) on top of
     `base`, which keeps `used` tiles busy: in time (psum; up to `REDUCE_STEPS` pieces)
-    and over the tiles the sharding leaves idle."""
+    and over the tiles the sharding leaves idle; pipelined and not, but a cut inside
+    the channel blocks pipelined only (it pays by shortening the pipeline's fill)."""
     spare = max(1, config.tiles_per_chip // max(1, used))
-    for cut in reduce_cuts(spec, spare, config):
-        for pipelined in (True, False):
+    cuts = reduce_cuts(spec, spare, config)
+    blocks = reduce_granules(spec, cuts[0].node, config) if cuts else ()
+    for cut in cuts:
+        for pipelined in (True, False) if cut.granule == blocks else (True,):
             yield Candidate(base.sharding, base.split, cut, pipelined)
 
 
@@ -439,24 +442,38 @@ def reduce_cuts(spec, tiles: int, config) -> list[ReduceCut]:
     up to `tiles` tiles and in up to `REDUCE_STEPS` pieces in time, powers of two on
     its first cuttable reduction dim, on the dims' granules (`reduce_granules`: an
     operand's channel blocks). A cut that gives the same pieces as a smaller one (too
-    few granules to cut further) is left out, and so is one that cuts nothing."""
+    few granules to cut further) is left out, and so is one that cuts nothing. Where
+    the channel blocks are too few for a cut in time, the cut in equal pieces that each
+    lie inside one block (on `reduce_granules(fine=True)`; in time only: the first
+    step's weight piece, the pipeline's fill, shrinks with it) is added."""
     node = _reducing_node(spec)
     if node is None:
         return []
     reduction = [d for d in spec.nodes[node].slicer.loops if d.is_reduction]
     if not any(d.cut for d in reduction):
         return []
-    granule = reduce_granules(spec, node, config)
     first = next(i for i, d in enumerate(reduction) if d.cut)
-    size, g = reduction[first].size, granule[first]
+    size = reduction[first].size
     out, seen = [], set()
+
+    def add(split, shard, granule):
+        share = piece_bounds(size, shard[first], granule[first])
+        pieces = (len(share), len(piece_bounds(share[0][1], split[first], granule[first])))
+        if pieces != (1, 1) and pieces not in seen:
+            seen.add(pieces)
+            out.append(ReduceCut(node, shard, split, granule))
+
+    granule = reduce_granules(spec, node, config)
     for split in _reduce_values(reduction, REDUCE_STEPS):
         for shard in _reduce_values(reduction, tiles):
-            share = piece_bounds(size, shard[first], g)
-            pieces = (len(share), len(piece_bounds(share[0][1], split[first], g)))
-            if pieces != (1, 1) and pieces not in seen:
-                seen.add(pieces)
-                out.append(ReduceCut(node, shard, split, granule))
+            add(split, shard, granule)
+    fine = reduce_granules(spec, node, config, fine=True)
+    if fine != granule:
+        unsharded = (1,) * len(reduction)
+        for split in _reduce_values(reduction, REDUCE_STEPS):
+            piece, rest = divmod(size, split[first])
+            if not rest and not piece % fine[first] and not granule[first] % piece:
+                add(split, unsharded, fine)  # equal pieces, each inside one block
     return out
 
 

@@ -71,6 +71,23 @@ def channel_granule(value: Stored, config) -> int:
     return c if c <= config.channel_threshold(int8) else config.channel_block(int8)
 
 
+def loaded_channel_granule(value: Stored, config) -> int:
+    """The multiples a cut of a channel-aligned value's channel dim may fall on where a
+    load moves it: `channel_granule`, or - above the plain-NHWC threshold, when that
+    threshold divides the channel block - the threshold itself (32 channels for float
+    types). Departs from the seed (alignCx: whole blocks): a window of `threshold`
+    channels inside one block is stored in SPM as plain NHWC with no padding, and the DMA
+    reads the block's `threshold` channels of each pixel (runs of 128 bytes for fp32,
+    strided by the block's 256), so exactly the window's bytes cross the DDR. A
+    reduction over a value with few blocks (ResNet-50's 256 input channels: 4) can then
+    stream in finer pieces (`steps.reduce_granules(fine=True)`)."""
+    granule = channel_granule(value, config)
+    if not value.aligned or not value.shape or value.shape[-1] == granule:
+        return granule
+    threshold = config.channel_threshold(value.dtype in ("i8", "ui8"))
+    return threshold if granule % threshold == 0 else granule
+
+
 def anchor_granules(spec: GroupSpec, config) -> list[int]:
     """Per anchor dim, the granule of its cuts: the dim's own, and a channel-aligned
     stored output's channel block on its last dim (seed 003 alignCx)."""
@@ -80,21 +97,24 @@ def anchor_granules(spec: GroupSpec, config) -> list[int]:
     return _granules(spec, len(out.shape) - 1, channel_granule(out, config))
 
 
-def reduce_granules(spec: GroupSpec, node: int, config) -> tuple[int, ...]:
+def reduce_granules(spec: GroupSpec, node: int, config, fine: bool = False
+                    ) -> tuple[int, ...]:
     """Per reduction dim of `node`, the granule of its cuts over tiles and in time (what
     a `ReduceCut` of it carries): the dim's own, and the channel granule of each operand
     whose channel dim follows it (a Gemm's K read from a channel-aligned activation, a
     Conv's input channels), so that no cut leaves an operand's window off its channel
     blocks. Without it a cut in 2^k pieces is rejected whenever the channel blocks do
-    not divide by 2^k (BERT's K of 768 = 12 blocks of 64 cut in 8)."""
+    not divide by 2^k (BERT's K of 768 = 12 blocks of 64 cut in 8). `fine`: the
+    operands' `loaded_channel_granule` instead (pieces inside a channel block)."""
     n = spec.nodes[node]
     first = n.slicer.num_outputs
     granules = [d.granule for d in n.slicer.loops[first:]]
+    of_value = loaded_channel_granule if fine else channel_granule
     for ref, axes in zip(n.inputs, n.slicer.axes, strict=True):
         if not axes or axes[-1] is None or axes[-1] < first:
             continue
         d = axes[-1] - first
-        granules[d] = math.lcm(granules[d], channel_granule(spec.value(ref), config))
+        granules[d] = math.lcm(granules[d], of_value(spec.value(ref), config))
     return tuple(granules)
 
 
