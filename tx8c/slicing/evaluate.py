@@ -415,9 +415,12 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     share_of, share_slices, share_steps = _source_shares(
         spec, cand, busy, senders, sharded.clipped, slice_shapes,
         (share_of, share_slices, share_steps), granules, propagate)
-    edges = edge_slices(spec, cand, first, 0, granules, propagate)
-    for k in range(1, len(share_slices) + 1):
-        edges += edge_slices(spec, cand, busy[share_of.index(k)], k, granules, propagate)
+    edges = ()
+    for k in range(len(share_slices) + 1):
+        members = [p for p, s in enumerate(share_of or (0,) * len(busy)) if s == k]
+        edges += _share_edges(spec, cand, [busy[p] for p in members] or [first],
+                              [absent[p] for p in members] if any(absent) else [],
+                              k, granules, propagate)
     runs, crossing = (), ()
     if uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
@@ -444,8 +447,7 @@ def edge_slices(spec, cand, tile, share: int, granules, propagate
     the largest node slices over those samples. Empty when every dim's pieces are
     alike."""
     pieces = _step_pieces(cand, tile.anchor, granules) + _reduce_pieces(cand, tile.reduce)
-    short = [d for d, p in enumerate(pieces)
-             if len(p) > 1 and p[-1][1] - p[-1][0] < p[0][1] - p[0][0]]
+    short = _short_dims(pieces)
     if not short or len(short) > EDGE_DIMS:
         return ()
     anchor_dims = len(cand.split)
@@ -462,6 +464,42 @@ def edge_slices(spec, cand, tile, share: int, granules, propagate
                         for d in sorted(at_last))
         out.append((share, pattern, tuple(_largest(spec, samples)[0])))
     return tuple(out)
+
+
+def _share_edges(spec, cand, members, never, share: int, granules, propagate
+                 ) -> tuple[tuple[int, RunSteps, tuple], ...]:
+    """`edge_slices` of a share (its busy tiles `members`, in index order, and per tile
+    the nodes it never runs, `never`; empty: each runs every node): its first tile's,
+    each node it never runs sized by the first tile of the share that runs it (a tile
+    of each other set of nodes never run). The first tile's alone left such a node at
+    its whole slice at the short last steps: a Split's column tiles in steps of 13, 13,
+    13 and 11 rows, tile 0 storing only the first piece, stored the other pieces' 11
+    rows as 13 on the tiles that store them (1.008 of cmodel v2 over one row band, 1.01
+    on ViT's q/k/v Split)."""
+    out = [list(e) for e in edge_slices(spec, cand, members[0], share, granules,
+                                         propagate)]
+    seen = {never[0]} if never else set()
+    for tile, nodes in zip(members, never, strict=False):
+        if nodes in seen or not any(slices[n] is None and n not in nodes
+                                    for _, _, slices in out for n in range(len(slices))):
+            continue
+        seen.add(nodes)
+        theirs = dict((pattern, slices) for _, pattern, slices in
+                      edge_slices(spec, cand, tile, share, granules, propagate))
+        for entry in out:
+            other = theirs.get(entry[1])
+            if other is not None:
+                entry[2] = tuple(o if mine is None and n not in nodes else mine
+                                 for n, (mine, o) in enumerate(zip(entry[2], other,
+                                                                   strict=True)))
+    return tuple(tuple(e) for e in out)
+
+
+def _short_dims(pieces) -> list[int]:
+    """The dims (of per-dim step `pieces`) whose last piece is shorter than the others
+    (`piece_bounds` makes every piece but the last as long)."""
+    return [d for d, p in enumerate(pieces)
+            if len(p) > 1 and p[-1][1] - p[-1][0] < p[0][1] - p[0][0]]
 
 
 def _at_index(tile, pieces, anchor_dims: int, index, cand):
@@ -616,13 +654,19 @@ def _source_shares(spec, cand, busy, senders, clipped, largest, shares, granules
 
 
 def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
-    """A tile's largest node slices over its first, middle and last step, and its step
-    count."""
+    """A tile's largest node slices over its first, middle and last step and, where a
+    dim's last piece is short, the last step of whole pieces (`_sample`'s "whole"), and
+    its step count. A node that only the last steps run (a store of a Split's last
+    piece, at the last column step) was otherwise sized at the short last row step only:
+    ViT's q/k/v Split over 4 x 4 tiles of 50 rows in steps of 13, 13, 13 and 11 stored
+    the third piece's 13-row windows as 11 rows on the tiles crossing into it."""
     pieces = _step_pieces(cand, tile.anchor, granules)
     reduce_pieces = _reduce_pieces(cand, tile.reduce)
+    which = ("first", "middle", "last")
+    if _short_dims(pieces + reduce_pieces):
+        which += ("whole",)
     samples = [propagate(a, reduce_at(cand, r)) for a, r in (
-        _sample(tile, pieces, reduce_pieces, which)
-        for which in ("first", "middle", "last"))]
+        _sample(tile, pieces, reduce_pieces, w) for w in which)]
     return _largest(spec, samples)[0], math.prod(len(p) for p in pieces + reduce_pieces)
 
 
@@ -758,8 +802,13 @@ def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
 
 
 def _sample(tile, pieces, reduce_pieces, which):
-    """The anchor (and reduction) window of the first, a middle or the last step."""
+    """The anchor (and reduction) window of the first, a middle or the last step, or
+    ("whole") the last step whose pieces are all whole (a short last piece's dim at the
+    index before)."""
     def pick(options):
+        if which == "whole":
+            whole = len(options) < 2 or _short_dims([options]) == []
+            return options[-1 if whole else -2]
         return options[{"first": 0, "middle": len(options) // 2, "last": -1}[which]]
 
     anchor = Window.of([(lo + a, lo + b) for (lo, _), (a, b) in
