@@ -235,9 +235,10 @@ class Split:
     where a split dim's share is short (14 rows over 4 tiles of 4, 4, 4, 2 rows in
     steps of 1 row), more where its pieces are cut finer."""
     edges: tuple[tuple[int, RunSteps, tuple[tuple[int, ...] | None, ...]], ...] = ()
-    """The remainder steps (`edge_slices`): per share (0: tile 0's) and combination of
-    the loop dims whose last piece is shorter than the others, the steps at the last
-    index of those dims and the node slices there."""
+    """The remainder steps (`edge_slices`, `_share_edges`): per share (0: tile 0's) and
+    combination of the loop dims whose last piece is shorter than the others, the steps
+    at the last index of those dims and the node slices there (each node's from the
+    share's first tile that runs it)."""
     crossing: tuple[tuple[tuple[RunSteps, tuple[tuple[int, ...] | None, ...]], ...],
                     ...] = ()
     """Per busy tile (where `runs` is set), the steps that cut a node's window short of
