@@ -529,11 +529,12 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
                   ) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
     """(`Split.shares`, `Split.share_slices`, `Split.share_steps`): the busy shares whose
     shape is not tile 0's (a dim the tiles do not divide evenly leaves the last tile
-    less), or whose tiles never run other nodes than the first tile of their shape
+    less), or whose tiles never run other nodes than other tiles of their shape
     (`absent`, per busy tile: the inputs of a Concatenate outside their rows or
-    channels) and move other slices of those they run than it does (tile 0: than
-    `largest`), each with its largest slices over its first, middle and last step and
-    its step count. Tiles that run other inputs of a Concatenate move other slices of
+    channels, the pieces of a Split) and move other slices of those they run than the
+    shape's reference (`_apart_by_slices`: tile 0's shape, `largest`; another, each
+    node's widest slice over its tiles), each with its largest slices (`_tile_slices`)
+    and its step count. Tiles that run other inputs of a Concatenate move other slices of
     them: Swin's 4-way Concatenate of 96-channel inputs over 64-channel shares loads 32
     channels of the second input on one share and 64 on the next, which took the first
     share's 32 when only the anchor's shape told the shares apart (0.91 of cmodel v2);
