@@ -237,9 +237,10 @@ class Split:
     where a split dim's share is short (14 rows over 4 tiles of 4, 4, 4, 2 rows in
     steps of 1 row), more where its pieces are cut finer."""
     edges: tuple[tuple[int, RunSteps, tuple[tuple[int, ...] | None, ...]], ...] = ()
-    """The remainder steps (`edge_slices`): per share (0: tile 0's) and combination of
-    the loop dims whose last piece is shorter than the others, the steps at the last
-    index of those dims and the node slices there."""
+    """The remainder steps (`edge_slices`, `_share_edges`): per share (0: tile 0's) and
+    combination of the loop dims whose last piece is shorter than the others, the steps
+    at the last index of those dims and the node slices there (each node's from the
+    share's first tile that runs it)."""
     crossing: tuple[tuple[tuple[RunSteps, tuple[tuple[int, ...] | None, ...]], ...],
                     ...] = ()
     """Per busy tile (where `runs` is set), the steps that cut a node's window short of
@@ -350,15 +351,20 @@ def _clipped(busy, windows) -> frozenset[int]:
     for tile, loops in zip(busy, windows, strict=True):
         mine = [None if w is None else w.shape for w in loops]
         shapes.append(mine)
-        best = widest.setdefault(tile.anchor.shape, list(mine))
-        for n, shape in enumerate(mine):
-            if shape is not None and (best[n] is None or len(best[n]) != len(shape)):
-                best[n] = shape
-            elif shape is not None:
-                best[n] = tuple(map(max, best[n], shape))
+        _widen(widest.setdefault(tile.anchor.shape, list(mine)), mine)
     return frozenset(k for k, (tile, mine) in enumerate(zip(busy, shapes, strict=True))
                      if any(a is not None and a != b for a, b in
                             zip(mine, widest[tile.anchor.shape], strict=True)))
+
+
+def _widen(best: list, shapes) -> None:
+    """Widen `best` (per node a shape or None) in place to hold `shapes` too, dim by
+    dim (a node of another rank in `shapes` replaces its entry; None widens nothing)."""
+    for n, shape in enumerate(shapes):
+        if shape is not None and (best[n] is None or len(best[n]) != len(shape)):
+            best[n] = shape
+        elif shape is not None:
+            best[n] = tuple(map(max, best[n], shape))
 
 
 def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
@@ -412,9 +418,12 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     share_of, share_slices, share_steps = _source_shares(
         spec, cand, busy, senders, sharded.clipped, slice_shapes,
         (share_of, share_slices, share_steps), granules, propagate)
-    edges = edge_slices(spec, cand, first, 0, granules, propagate)
-    for k in range(1, len(share_slices) + 1):
-        edges += edge_slices(spec, cand, busy[share_of.index(k)], k, granules, propagate)
+    edges = ()
+    for k in range(len(share_slices) + 1):
+        members = [p for p, s in enumerate(share_of or (0,) * len(busy)) if s == k]
+        edges += _share_edges(spec, cand, [busy[p] for p in members] or [first],
+                              [absent[p] for p in members] if any(absent) else [],
+                              k, granules, propagate)
     runs, crossing = (), ()
     if uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
@@ -441,8 +450,7 @@ def edge_slices(spec, cand, tile, share: int, granules, propagate
     the largest node slices over those samples. Empty when every dim's pieces are
     alike."""
     pieces = _step_pieces(cand, tile.anchor, granules) + _reduce_pieces(cand, tile.reduce)
-    short = [d for d, p in enumerate(pieces)
-             if len(p) > 1 and p[-1][1] - p[-1][0] < p[0][1] - p[0][0]]
+    short = _short_dims(pieces)
     if not short or len(short) > EDGE_DIMS:
         return ()
     anchor_dims = len(cand.split)
@@ -459,6 +467,42 @@ def edge_slices(spec, cand, tile, share: int, granules, propagate
                         for d in sorted(at_last))
         out.append((share, pattern, tuple(_largest(spec, samples)[0])))
     return tuple(out)
+
+
+def _share_edges(spec, cand, members, never, share: int, granules, propagate
+                 ) -> tuple[tuple[int, RunSteps, tuple], ...]:
+    """`edge_slices` of a share (its busy tiles `members`, in index order, and per tile
+    the nodes it never runs, `never`; empty: each runs every node): its first tile's,
+    each node it never runs sized by the first tile of the share that runs it (a tile
+    of each other set of nodes never run). The first tile's alone left such a node at
+    its whole slice at the short last steps: a Split's column tiles in steps of 13, 13,
+    13 and 11 rows, tile 0 storing only the first piece, stored the other pieces' 11
+    rows as 13 on the tiles that store them (1.008 of cmodel v2 over one row band, 1.01
+    on ViT's q/k/v Split)."""
+    out = [list(e) for e in edge_slices(spec, cand, members[0], share, granules,
+                                         propagate)]
+    seen = {never[0]} if never else set()
+    for tile, nodes in zip(members, never, strict=False):
+        if nodes in seen or not any(slices[n] is None and n not in nodes
+                                    for _, _, slices in out for n in range(len(slices))):
+            continue
+        seen.add(nodes)
+        theirs = dict((pattern, slices) for _, pattern, slices in
+                      edge_slices(spec, cand, tile, share, granules, propagate))
+        for entry in out:
+            other = theirs.get(entry[1])
+            if other is not None:
+                entry[2] = tuple(o if mine is None and n not in nodes else mine
+                                 for n, (mine, o) in enumerate(zip(entry[2], other,
+                                                                   strict=True)))
+    return tuple(tuple(e) for e in out)
+
+
+def _short_dims(pieces) -> list[int]:
+    """The dims (of per-dim step `pieces`) whose last piece is shorter than the others
+    (`piece_bounds` makes every piece but the last as long)."""
+    return [d for d, p in enumerate(pieces)
+            if len(p) > 1 and p[-1][1] - p[-1][0] < p[0][1] - p[0][0]]
 
 
 def _at_index(tile, pieces, anchor_dims: int, index, cand):
@@ -487,11 +531,12 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
                   ) -> tuple[tuple[int, ...], tuple[tuple, ...], tuple[int, ...]]:
     """(`Split.shares`, `Split.share_slices`, `Split.share_steps`): the busy shares whose
     shape is not tile 0's (a dim the tiles do not divide evenly leaves the last tile
-    less), or whose tiles never run other nodes than the first tile of their shape
+    less), or whose tiles never run other nodes than other tiles of their shape
     (`absent`, per busy tile: the inputs of a Concatenate outside their rows or
-    channels) and move other slices of those they run than it does (tile 0: than
-    `largest`), each with its largest slices over its first, middle and last step and
-    its step count. Tiles that run other inputs of a Concatenate move other slices of
+    channels, the pieces of a Split) and move other slices of those they run than the
+    shape's reference (`_apart_by_slices`: tile 0's shape, `largest`; another, each
+    node's widest slice over its tiles), each with its largest slices (`_tile_slices`)
+    and its step count. Tiles that run other inputs of a Concatenate move other slices of
     them: Swin's 4-way Concatenate of 96-channel inputs over 64-channel shares loads 32
     channels of the second input on one share and 64 on the next, which took the first
     share's 32 when only the anchor's shape told the shares apart (0.91 of cmodel v2);
@@ -509,32 +554,9 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
         return tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape
 
     keys = [anchor(t) for t in busy]
-    first = {}  # per anchor shape, its first tile: (position, its largest slices)
-    moved: dict[tuple, bool] = {}  # per shape and set of nodes never run: other slices?
-    for k, tile in enumerate(busy if any(absent) else ()):
-        j, big_slices = first.setdefault(keys[k], (k, largest if k == 0 else None))
-        never = absent[k]
-        if never == absent[j]:
-            continue
-        if (keys[k], never) not in moved:
-            if big_slices is None:
-                big_slices = _tile_slices(spec, cand, busy[j], granules, propagate)[0]
-                first[keys[k]] = (j, big_slices)
-            own = _tile_slices(spec, cand, tile, granules, propagate)[0]
-            moved[(keys[k], never)] = any(
-                n not in never and s is not None and all(s) and big is not None
-                and all(big) and s != big
-                for n, (s, big) in enumerate(zip(own, big_slices, strict=True)))
-        if moved[(keys[k], never)]:
-            keys[k] = (*keys[k], never)
-    if any(never != absent[0] and key[:2] == keys[0]
-           for key, never in zip(keys, absent, strict=False)):
-        own = _tile_slices(spec, cand, busy[0], granules, propagate)[0]
-        if any(n not in absent[0] and s is not None and all(s) and s != big
-               for n, (s, big) in enumerate(zip(own, largest, strict=True))):
-            keys = [(*key, never) if key == keys[0] and never == absent[0] else key
-                    for key, never in zip(keys, absent, strict=False)]
-
+    if any(absent):
+        keys = _apart_by_slices(spec, cand, busy, keys, absent, largest, granules,
+                                propagate)
     kinds = {anchor(busy[0]): 0} if busy else {}  # 0: tile 0's shape, `largest`
     for key in keys:
         kinds.setdefault(key, len(kinds))
@@ -556,6 +578,43 @@ def _share_slices(spec, cand, busy, largest, granules, propagate, absent=()
                          for own, big in zip(slices, largest, strict=True)))
         steps.append(count)
     return tuple(kinds[key] for key in keys), tuple(out), tuple(steps)
+
+
+def _apart_by_slices(spec, cand, busy, keys, absent, largest, granules, propagate
+                     ) -> list[tuple]:
+    """`keys` (per busy tile its anchor shape) with `(*key, never)` for the tiles of an
+    anchor shape whose set of nodes never run (`absent`) is not the only one among the
+    shape's tiles and who move another slice of a node they run than the shape's
+    reference: `largest` for tile 0's shape, for another the widest slice of each node
+    over the shape's tiles (one tile per set of nodes never run). The tiles left with
+    the shape's key then move the reference's slices, which `_share_slices` gives their
+    share (its first tile's own, the nodes it never runs from its peers). A tile's own
+    first tile was the reference before: a Split's pieces over two row bands of 8 column
+    tiles (ViT's q/k/v Split, 2304 columns in 320-column shares), where the second
+    band's first tile stores only the first piece, compared nothing of the others, and
+    its band took the last piece's slice from the tile crossing into it (64 columns
+    where the two after store 320): the estimate moved 0.91 of cmodel v2's bytes."""
+    groups: dict[tuple, dict[frozenset, int]] = {}  # shape -> never run -> first tile
+    for k, key in enumerate(keys):
+        groups.setdefault(key, {}).setdefault(absent[k], k)
+    apart = set()
+    for key, firsts in groups.items():
+        if len(firsts) < 2:
+            continue
+        own = {never: _tile_slices(spec, cand, busy[k], granules, propagate)[0]
+               for never, k in firsts.items()}
+        if key == keys[0]:
+            reference = largest
+        else:
+            reference = [None] * len(largest)
+            for slices in own.values():
+                _widen(reference, [s if s is not None and all(s) else None
+                                   for s in slices])
+        apart |= {(key, never) for never, slices in own.items() if any(
+            n not in never and s is not None and all(s) and big is not None and all(big)
+            and s != big for n, (s, big) in enumerate(zip(slices, reference, strict=True)))}
+    return [(*key, never) if (key, never) in apart else key
+            for key, never in zip(keys, absent, strict=True)]
 
 
 def _source_shares(spec, cand, busy, senders, clipped, largest, shares, granules,
@@ -599,13 +658,19 @@ def _source_shares(spec, cand, busy, senders, clipped, largest, shares, granules
 
 
 def _tile_slices(spec, cand, tile, granules, propagate) -> tuple[list, int]:
-    """A tile's largest node slices over its first, middle and last step, and its step
-    count."""
+    """A tile's largest node slices over its first, middle and last step and, where a
+    dim's last piece is short, the last step of whole pieces (`_sample`'s "whole"), and
+    its step count. A node that only the last steps run (a store of a Split's last
+    piece, at the last column step) was otherwise sized at the short last row step only:
+    ViT's q/k/v Split over 4 x 4 tiles of 50 rows in steps of 13, 13, 13 and 11 stored
+    the third piece's 13-row windows as 11 rows on the tiles crossing into it."""
     pieces = _step_pieces(cand, tile.anchor, granules)
     reduce_pieces = _reduce_pieces(cand, tile.reduce)
+    which = ("first", "middle", "last")
+    if _short_dims(pieces + reduce_pieces):
+        which += ("whole",)
     samples = [propagate(a, reduce_at(cand, r)) for a, r in (
-        _sample(tile, pieces, reduce_pieces, which)
-        for which in ("first", "middle", "last"))]
+        _sample(tile, pieces, reduce_pieces, w) for w in which)]
     return _largest(spec, samples)[0], math.prod(len(p) for p in pieces + reduce_pieces)
 
 
@@ -741,8 +806,13 @@ def _covering_samples(spec, cand, shares, granules, samples, propagate) -> list:
 
 
 def _sample(tile, pieces, reduce_pieces, which):
-    """The anchor (and reduction) window of the first, a middle or the last step."""
+    """The anchor (and reduction) window of the first, a middle or the last step, or
+    ("whole") the last step whose pieces are all whole (a short last piece's dim at the
+    index before)."""
     def pick(options):
+        if which == "whole":
+            whole = len(options) < 2 or _short_dims([options]) == []
+            return options[-1 if whole else -2]
         return options[{"first": 0, "middle": len(options) // 2, "last": -1}[which]]
 
     anchor = Window.of([(lo + a, lo + b) for (lo, _), (a, b) in
