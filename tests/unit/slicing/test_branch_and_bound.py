@@ -227,3 +227,52 @@ def test_candidates_sharing_an_estimate_get_their_own_plans():
         plans += 1
         assert plan == evaluate_module.evaluate(spec, cand, DEFAULT_CONFIG)
     assert 0 < len(evaluator.estimates) < plans  # some candidates shared an estimate
+
+
+class _Timed:
+    """A Pending's stand-in for `_scored`: a lower bound, and cycles that note being
+    asked (the estimate) in `asked`."""
+
+    def __init__(self, lower_bound: int, cycles: int, asked: list):
+        self.lower_bound, self._cycles, self._asked = lower_bound, cycles, asked
+
+    @property
+    def cycles(self) -> int:
+        self._asked.append(self)
+        return self._cycles
+
+
+def _fitting(shardings, asked):
+    return [search_module._Sharded((i,), (1,), [_Timed(min(a, b), max(a, b), asked)
+                                                 for a, b in plans], used)
+            for i, (used, plans) in enumerate(shardings)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from([2, 4, 16]),
+                          st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)),
+                                   min_size=1, max_size=3)), max_size=10),
+       st.integers(0, 4))
+def test_the_first_phase_ranks_what_the_later_phases_read_as_timing_every_sharding(
+        shardings, refine):
+    """`_scored` leaves shardings untimed, but the `refine` first and, per count of busy
+    tiles below the chip's, the first are those of the full ranking."""
+    every = sorted((min(p.cycles for p in f.plans), f.sharding, f.split)
+                   for f in _fitting(shardings, []))
+    got = search_module._scored(_fitting(shardings, []), refine, 16)
+    assert got[:refine] == every[:refine]
+    used = {(i,): u for i, (u, _) in enumerate(shardings)}
+    for count in (2, 4):
+        firsts = [[e for e in ranked if used[e[1]] == count][:1] for ranked in (got, every)]
+        assert firsts[0] == firsts[1]
+
+
+def test_the_first_phase_times_no_sharding_it_does_not_need():
+    """Shardings whose floor lies behind the `refine` fastest timed ones are not timed
+    (each would be an estimate); the old first phase timed every sharding."""
+    asked: list = []
+    fitting = _fitting([(16, [(10, 10)]), (16, [(11, 11)]), (16, [(50, 60)]),
+                        (16, [(70, 80), (90, 95)]), (4, [(40, 45)])], asked)
+    got = search_module._scored(fitting, 2, 16)
+    assert [g[0] for g in got] == [10, 11, 45]  # the 4-tile one: first of its count
+    assert sorted({id(p): p._cycles for p in asked}.values()) == [10, 11, 45]
