@@ -89,18 +89,49 @@ class NoPlan(Tx8Error):
 
 @dataclass
 class _Best:
+    """The candidates offered so far and the best plan among them (`plan`): the first
+    offered of the least (cycles, tiles, SPM peak) - a cheaper plan of equal speed -, as
+    comparing each offered candidate with the best before it would keep."""
+
     evaluator: Evaluator | None
-    plan: Plan | None = None
     evaluated: int = 0
     found: list[Pending] = field(default_factory=list)
     smallest_spm: int | None = None
     first_reason: str = ""
+    _best: tuple | None = None
+    """(cycles, tiles, SPM peak, position in `found`, Plan) of the best estimated."""
+    _open: list[int] = field(default_factory=list)
+    """Positions in `found` of the candidates `plan` has not compared yet."""
+
+    @property
+    def plan(self) -> Plan | None:
+        """The best plan offered so far (`settle`)."""
+        return self.settle()
+
+    def settle(self) -> Plan | None:
+        """The best plan offered so far, estimating only the candidates that could be it
+        (branch and bound, in the order of their lower bounds: once one's bound is above
+        the best cycles estimated, so are the rest, and their cycles). The phases read it
+        a few times, so the candidates offered in between are compared together, the
+        likeliest first, and fewer are estimated than when each offer is compared with
+        the best before it; the plan is the same (the least (cycles, tiles, SPM peak), the
+        first offered of equal ones: the position breaks ties)."""
+        waiting = sorted(self._open, key=lambda i: (self.found[i].lower_bound, i))
+        self._open = []
+        for i in waiting:
+            pending = self.found[i]
+            if self._best is not None and pending.lower_bound > self._best[0]:
+                break
+            plan = pending.plan
+            mine = (plan.cycles, plan.tiles, plan.spm_peak, i)
+            if self._best is None or mine < self._best[:4]:
+                self._best = (*mine, plan)
+        return None if self._best is None else self._best[4]
 
     def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Pending | None:
-        """Evaluates `cand` (None when rejected); its estimate runs only when it could
-        beat the best plan so far (branch and bound: its cycles are at least its
-        `lower_bound`, and `_better` compares cycles first), else when a phase of the
-        search asks for its cycles."""
+        """Evaluates `cand` (None when rejected) up to its estimate, which runs when `plan`
+        needs it (it could be the best), or when a phase of the search asks for its
+        cycles."""
         self.evaluated += 1
         try:
             plan = self.evaluator.pending(cand)
@@ -111,11 +142,8 @@ class _Best:
                 self.smallest_spm = need if self.smallest_spm is None else min(
                     self.smallest_spm, need)
             return None
+        self._open.append(len(self.found))
         self.found.append(plan)
-        if self.plan is None:
-            self.plan = plan.plan
-        elif plan.lower_bound <= self.plan.cycles and _better(plan.plan, self.plan):
-            self.plan = plan.plan
         return plan
 
 
@@ -139,11 +167,6 @@ def by_cycles(entries: Sequence[Pending]) -> Iterator[Pending]:
 def _fastest(entries: Sequence[Pending]) -> Pending:
     """`min(entries, key=cycles)` (the first of equal ones), estimating only as needed."""
     return next(by_cycles(entries))
-
-
-def _better(a: Plan, b: Plan) -> bool:
-    """Fewer cycles; then fewer tiles, less SPM (a cheaper plan of equal speed)."""
-    return (a.cycles, a.tiles, a.spm_peak) < (b.cycles, b.tiles, b.spm_peak)
 
 
 def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOptions(),
@@ -204,6 +227,7 @@ def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best
             best.offer(spec, cand, config)
     else:
         _default_search(spec, config, options, best)
+    best.settle()  # compares the candidates offered last, before the tables are dropped
     best.evaluator = None  # what is remembered: the outcome, not the evaluator's tables
     best.found = []
     return best
