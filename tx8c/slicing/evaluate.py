@@ -1580,6 +1580,7 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
     run: dict[int, list[int]] = {}  # position in `order` -> its steps in this class
     least: dict[int, float] = {}  # d(t)
     work: dict[str, float] = {}
+    on_lane: dict[str, list[int]] = {}  # lane -> its tasks' positions, in list order
     streaming: dict[int, float] = {}  # a streaming task -> its fixed part
     chip = 0.0
     for i, t in enumerate(order):
@@ -1589,12 +1590,16 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         if not run_steps:
             continue
         run[i] = run_steps
+        on_lane.setdefault(t.lane, []).append(i)
         fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
         took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
         fixed = took - streamed if streamed else took
         key = (t.node, t.lane)
-        parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
-                 for s in run_steps]  # a remainder step's smaller slices
+        if edge:
+            parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
+                     for s in run_steps]  # a remainder step's smaller slices
+        else:  # every run alike: the same list, the same sums
+            parts = [(fixed, streamed)] * len(run_steps)
         ones = [f + d / fastest for f, d in parts]
         least[i] = 0.0 if t.delivers else min(ones)
         work[t.lane] = work.get(t.lane, 0.0) + sum(ones)
@@ -1635,7 +1640,7 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         drain[i] = d                               # in between: u reads that one
     best = 0.0
     for lane, total in work.items():
-        on = [i for i in run if order[i].lane == lane]
+        on = on_lane[lane]
         start = 0.0 if any(order[i].delivers for i in on) else min(fill[i] for i in on)
         best = max(best, start + total + min(drain[i] for i in on))
     return _ClassFloor(best, chip, min((fill[i] + f for i, f in streaming.items()),
@@ -1665,9 +1670,8 @@ def _edge_steps(schedule: Schedule, c: int, count: int
     out: dict[int, dict[tuple[int, str], tuple[int, int]]] = {}
     for pattern, costs in sorted(schedule.edges[c], key=lambda e: len(e[0])):
         split = {key: (took - ddr if ddr else took, ddr) for key, took, ddr in costs}
-        for step in range(count):
-            if runs_at(pattern, step):
-                out.setdefault(step, {}).update(split)
+        for step in _allowed_steps(pattern, count):
+            out.setdefault(step, {}).update(split)
     return out
 
 
@@ -1714,24 +1718,39 @@ def _run_steps(t: Task, steps: int, late: frozenset[int], count: int) -> list[in
     at the last step simulated when `estimate` extrapolates (its two runs of whole units
     both end with it, so the extrapolated units do not repeat it, and the total has it
     once; it was left out)."""
-    every = steps // max(1, t.count)
-    if not _late(t, late):
-        return list(range(0, count, every))
+    return list(_counted_steps(steps // max(1, t.count), _late(t, late), t.count == 1, count))
+
+
+@lru_cache(maxsize=1 << 14)
+def _counted_steps(every: int, late: bool, once: bool, count: int) -> tuple[int, ...]:
+    """`_run_steps` of a task run every `every` steps (late: at the last of them; once:
+    a task that runs once), remembered: the estimate and its bound ask it per task and
+    tile class of every candidate, for a handful of distinct answers."""
+    if not late:
+        return tuple(range(0, count, every))
     at = list(range(every - 1, count, every))
-    if t.count == 1 and count - 1 not in at:
+    if once and count - 1 not in at:
         at.append(count - 1)
-    return at
+    return tuple(at)
+
+
+@lru_cache(maxsize=1 << 14)
+def _allowed_steps(steps_at: RunSteps, count: int) -> tuple[int, ...]:
+    """The steps of the first `count` at which a node that runs at `steps_at` runs
+    (`runs_at`), remembered as `_counted_steps` is."""
+    return tuple(s for s in range(count) if runs_at(steps_at, s))
 
 
 def _steps_in_class(t: Task, steps_at: RunSteps | None, own: int, schedule: Schedule,
-                    count: int) -> list[int]:
+                    count: int) -> tuple[int, ...]:
     """The steps of the first `count` at which a tile class runs task `t`: its own
     `steps_at` (`TileClass.runs`) among its `own` steps (`TileClass.steps`; 0: the
     schedule's) or, None, by the task's count (`_run_steps`) among the schedule's steps
     (`count` may exceed them: a class of more steps, `longest`)."""
     if steps_at is not None:
-        return [s for s in range(min(count, own or schedule.steps)) if runs_at(steps_at, s)]
-    return _run_steps(t, schedule.steps, schedule.late, min(count, schedule.steps))
+        return _allowed_steps(steps_at, min(count, own or schedule.steps))
+    return _counted_steps(schedule.steps // max(1, t.count), _late(t, schedule.late),
+                          t.count == 1, min(count, schedule.steps))
 
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
@@ -1770,18 +1789,20 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     readers: dict[tuple[int, int, int], list[int]] = {}  # (class, buffer, run) -> readers
     costs = [_class_costs(schedule, c) for c in range(len(classes))]
     edge = [_edge_steps(schedule, c, count) for c in range(len(classes))]
+    views = [_ClassView(tc) for tc in classes]
+    lanes: dict[tuple[int, str], int] = {}  # (class, lane) -> its number in `_run_lanes`
     # per step, the (task, class) pairs that run then, in task order, then class order
     at_step: list[list[tuple[_Runner, tuple]]] = [[] for _ in range(count)]
     for t in order:
-        runner = _Runner(t, spec, schedule, classes, costs, home, writes, starts, acc_node,
-                         config)
+        runner = _Runner(t, spec, schedule, classes, views, costs, home, writes, starts,
+                         acc_node, lanes, config)
         for entry in runner.classes:
-            for step in _steps_in_class(t, entry[-3], entry[-2], schedule, count):
+            for step in _steps_in_class(t, entry[-4], entry[-3], schedule, count):
                 at_step[step].append((runner, entry))
     first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
     first = schedule.constants_first
     for step in range(count):
-        for r, (c, chip_streams, source, took, streamed, _, _, tail) in at_step[step]:
+        for r, (c, chip_streams, source, took, streamed, _, _, tail, k) in at_step[step]:
             node = r.node
             if edge[c] and step in edge[c]:  # a remainder step: smaller slices
                 took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
@@ -1811,18 +1832,28 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                     need += readers.pop((c, b, run - copies), [])
                 ran[node] = run
             last[node] = i
-            lane.append((c, r.lane))
+            lane.append(k)
             key.append((at, node, i))
             fixed.append(took)
             stream.append(streamed)
             deps.append(need)
             streams.append(chip_streams)
-    total, busy = _event_run(lane, key, fixed, stream, deps, streams, schedule.tiles,
-                             config, follows)
-    out: dict[str, float] = {}
-    for (_, name), cycles_ in busy.items():
-        out[name] = max(out.get(name, 0.0), cycles_)
+    total, busy, channel = _run_lanes(lane, len(lanes), key, fixed, stream, deps, streams,
+                                      schedule.tiles, config, follows)
+    out: dict[str, float] = {"ddr": channel}
+    for (_, name), k in lanes.items():
+        out[name] = max(out.get(name, 0.0), busy[k])
     return total, out
+
+
+class _ClassView:
+    """A tile class's per-node lookups (`TileClass.reach`, `receives`, `runs` as dicts),
+    made once per `simulate_tile` instead of once per task."""
+
+    __slots__ = ("reach", "receives", "runs")
+
+    def __init__(self, tc: TileClass):
+        self.reach, self.receives, self.runs = dict(tc.reach), dict(tc.receives), dict(tc.runs)
 
 
 class _Runner:
@@ -1830,15 +1861,15 @@ class _Runner:
     that run it (class, its stream count, a delivery's source class, its fixed and
     streamed cycles on the class's share, the class's own steps for it or None and its
     step count or 0: `TileClass.steps`, a delivery's tail at the class's hops:
-    `TileClass.reach`), the
+    `TileClass.reach`, the number of the class's lane in `lanes`), the
     nodes whose results it reads, the buffers it reads (buffer, producer) and writes
     (buffer, copies)."""
 
     __slots__ = ("node", "lane", "stage", "start", "classes", "inputs", "delivers",
                  "noc", "holds", "reads", "writes", "writes_to", "accumulates", "ready")
 
-    def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, costs, home,
-                 writes, starts, acc_node: int, config: TX8Config):
+    def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, views, costs,
+                 home, writes, starts, acc_node: int, lanes: dict, config: TX8Config):
         self.node, self.lane, self.stage = t.node, t.lane, t.stage
         self.start = starts.get(t.node, 0)
         self.classes = []
@@ -1846,11 +1877,13 @@ class _Runner:
             if not _runs_on(t, tc):
                 continue
             took, streamed = costs[c].get((t.node, t.lane), (t.cycles, t.ddr))
-            hops = dict(tc.reach).get(t.node)
-            self.classes.append((c, _streams(t, schedule, tc), dict(tc.receives).get(t.node),
+            view = views[c]
+            hops = view.reach.get(t.node)
+            self.classes.append((c, _streams(t, schedule, tc), view.receives.get(t.node),
                                  took - streamed if streamed else took, streamed,
-                                 dict(tc.runs).get(t.node), tc.steps,
-                                 t.tail if hops is None else multicast_tail(hops, config)))
+                                 view.runs.get(t.node), tc.steps,
+                                 t.tail if hops is None else multicast_tail(hops, config),
+                                 lanes.setdefault((c, t.lane), len(lanes))))
         self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
         self.delivers = t.delivers
         self.noc = t.lane == "noc"
@@ -1868,34 +1901,53 @@ class _Runner:
 def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
                follows: dict[int, tuple[int, int]] | None = None
                ) -> tuple[float, dict[str, float]]:
-    """Run instructions on their lanes (in `key` order per lane) with their
-    dependencies; a streaming instruction's `stream` cycles are at the tile's full
-    DDR share (`tiles` streams on the chip) and slow down while the chip carries more:
+    """Run instructions on their lanes (in `key` order per lane: `key[i]` a tuple
+    ending with i, e.g. (start in the frame, node, i)) with their dependencies; a
+    streaming instruction's `stream` cycles are at the tile's full DDR share (`tiles`
+    streams on the chip) and slow down while the chip carries more:
     `streams[i]` tiles stream like instruction i at once. `follows[i]` = (j, tail):
     instruction i (a multicast delivery, started once j ended) streams its `fixed`
     cycles from when both j began and i was ready (its lane free, its other
     dependencies done), and ends no sooner than `tail` after j
     (`cost.multicast_done`, as cmodel v2 times a NocCopy).
 
-    The search's hot loop: lanes are numbered, and the chip's streams (whole tiles:
-    their sum is exact in any order) and their rate change only when a stream starts or
-    ends."""
-    follows = follows or {}
-    n = len(lane)
+    Returns the end and the busy time per lane label, and under (-1, "ddr") the DDR
+    channel's (`_run_lanes`, which runs it on numbered lanes)."""
     names: dict = {}
     of = [names.setdefault(label, len(names)) for label in lane]  # instruction -> lane
+    now, busy, channel = _run_lanes(of, len(names), key, fixed, stream, deps, streams, tiles,
+                                    config, follows)
+    out = {label: busy[k] for label, k in names.items()}
+    out[(-1, "ddr")] = channel  # the DDR channel's busy time
+    return now, out
+
+
+def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, tiles: int,
+               config: TX8Config, follows: dict[int, tuple[int, int]] | None = None
+               ) -> tuple[float, list[float], float]:
+    """`_event_run` of instructions whose lanes are numbered (`of[i]`: instruction i's
+    lane, of `lanes`): the end, the busy time per lane, the DDR channel's busy time.
+
+    The search's hot loop: the chip's streams (whole tiles: their sum is exact in any
+    order) and their rate change only when a stream starts or ends. The lanes' numbers
+    change nothing: every lane starts what it can at each moment, and the instructions
+    end in the order of their (end, index)."""
+    follows = follows or {}
+    n = len(of)
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for i, need in enumerate(deps):
-        if need:
+        if len(need) == 1:
+            waiting[i] = 1
+            users[need[0]].append(i)
+        elif need:
             distinct = set(need)
             waiting[i] = len(distinct)
             for d in distinct:
                 users[d].append(i)
-    queues: list[list[int]] = [[] for _ in names]
-    for i in sorted(range(n), key=key.__getitem__):
+    queues: list[list[int]] = [[] for _ in range(lanes)]
+    for *_, i in sorted(key):  # (start in the frame, node, i): i ties none
         queues[of[i]].append(i)
-    lanes = len(names)
     pos = [0] * lanes
     free = [True] * lanes
     freed = [0.0] * lanes  # when each lane last finished an instruction
@@ -1976,9 +2028,7 @@ def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8C
             done += 1
         if streaming and (started or ended_now):
             rate = min(lsu, ddr / chip) / share
-    out = {label: busy[k] for label, k in names.items()}
-    out[(-1, "ddr")] = channel / ddr  # the DDR channel's busy time
-    return now, out
+    return now, busy, channel / ddr
 
 
 # --------------------------------------------------------------------------------------
@@ -2406,11 +2456,21 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
     if cand.reduce is not None:
         owners = max(1, split.tiles // math.prod(cand.reduce.sharding))
     classes = tile_classes(split, frozenset(t.node for t in ts if t.delivers))
-    costs = tuple(_at_reach(share_costs(spec, split, tc.share, ts, config) if tc.share
-                            else (), tc, ts, config, every=True) for tc in classes)
+    shared: dict[int, tuple] = {}  # share -> its costs and remainder steps' costs
+
+    def of_share(share: int) -> tuple:
+        """`share_costs` and `edge_costs` of `share`, once for all its classes (a
+        multicast's receivers at each distance are classes of one share)."""
+        if share not in shared:
+            shared[share] = (share_costs(spec, split, share, ts, config) if share else (),
+                             edge_costs(spec, split, share, ts, config))
+        return shared[share]
+
+    costs = tuple(_at_reach(of_share(tc.share)[0], tc, ts, config, every=True)
+                  for tc in classes)
     edges = tuple(tuple((pattern, _at_reach(found, tc, ts, config)) for pattern, found in
-                        edge_costs(spec, split, tc.share, ts, config)
-                        + crossing_costs(spec, split, tc, ts, config)) for tc in classes)
+                        of_share(tc.share)[1] + crossing_costs(spec, split, tc, ts, config))
+                  for tc in classes)
     return Schedule(split.steps, max(1, split.tiles), frozenset(late), tuple(
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
         accumulating(cand), owners, classes, costs if any(costs) else (),

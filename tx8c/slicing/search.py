@@ -89,18 +89,49 @@ class NoPlan(Tx8Error):
 
 @dataclass
 class _Best:
+    """The candidates offered so far and the best plan among them (`plan`): the first
+    offered of the least (cycles, tiles, SPM peak) - a cheaper plan of equal speed -, as
+    comparing each offered candidate with the best before it would keep."""
+
     evaluator: Evaluator | None
-    plan: Plan | None = None
     evaluated: int = 0
     found: list[Pending] = field(default_factory=list)
     smallest_spm: int | None = None
     first_reason: str = ""
+    _best: tuple | None = None
+    """(cycles, tiles, SPM peak, position in `found`, Plan) of the best estimated."""
+    _open: list[int] = field(default_factory=list)
+    """Positions in `found` of the candidates `plan` has not compared yet."""
+
+    @property
+    def plan(self) -> Plan | None:
+        """The best plan offered so far (`settle`)."""
+        return self.settle()
+
+    def settle(self) -> Plan | None:
+        """The best plan offered so far, estimating only the candidates that could be it
+        (branch and bound, in the order of their lower bounds: once one's bound is above
+        the best cycles estimated, so are the rest, and their cycles). The phases read it
+        a few times, so the candidates offered in between are compared together, the
+        likeliest first, and fewer are estimated than when each offer is compared with
+        the best before it; the plan is the same (the least (cycles, tiles, SPM peak), the
+        first offered of equal ones: the position breaks ties)."""
+        waiting = sorted(self._open, key=lambda i: (self.found[i].lower_bound, i))
+        self._open = []
+        for i in waiting:
+            pending = self.found[i]
+            if self._best is not None and pending.lower_bound > self._best[0]:
+                break
+            plan = pending.plan
+            mine = (plan.cycles, plan.tiles, plan.spm_peak, i)
+            if self._best is None or mine < self._best[:4]:
+                self._best = (*mine, plan)
+        return None if self._best is None else self._best[4]
 
     def offer(self, spec: GroupSpec, cand: Candidate, config: TX8Config) -> Pending | None:
-        """Evaluates `cand` (None when rejected); its estimate runs only when it could
-        beat the best plan so far (branch and bound: its cycles are at least its
-        `lower_bound`, and `_better` compares cycles first), else when a phase of the
-        search asks for its cycles."""
+        """Evaluates `cand` (None when rejected) up to its estimate, which runs when `plan`
+        needs it (it could be the best), or when a phase of the search asks for its
+        cycles."""
         self.evaluated += 1
         try:
             plan = self.evaluator.pending(cand)
@@ -111,11 +142,8 @@ class _Best:
                 self.smallest_spm = need if self.smallest_spm is None else min(
                     self.smallest_spm, need)
             return None
+        self._open.append(len(self.found))
         self.found.append(plan)
-        if self.plan is None:
-            self.plan = plan.plan
-        elif plan.lower_bound <= self.plan.cycles and _better(plan.plan, self.plan):
-            self.plan = plan.plan
         return plan
 
 
@@ -139,11 +167,6 @@ def by_cycles(entries: Sequence[Pending]) -> Iterator[Pending]:
 def _fastest(entries: Sequence[Pending]) -> Pending:
     """`min(entries, key=cycles)` (the first of equal ones), estimating only as needed."""
     return next(by_cycles(entries))
-
-
-def _better(a: Plan, b: Plan) -> bool:
-    """Fewer cycles; then fewer tiles, less SPM (a cheaper plan of equal speed)."""
-    return (a.cycles, a.tiles, a.spm_peak) < (b.cycles, b.tiles, b.spm_peak)
 
 
 def search(spec: GroupSpec, config: TX8Config, options: SearchOptions = SearchOptions(),
@@ -204,6 +227,7 @@ def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best
             best.offer(spec, cand, config)
     else:
         _default_search(spec, config, options, best)
+    best.settle()  # compares the candidates offered last, before the tables are dropped
     best.evaluator = None  # what is remembered: the outcome, not the evaluator's tables
     best.found = []
     return best
@@ -221,22 +245,23 @@ def _default_search(spec, config, options, best: _Best) -> None:
     deep pipelines for the best plans; a polish around the best."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
-    scored: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    fitting: list[_Sharded] = []
     for sharding in visited:
         share = _share(loops, sharding)
         fitted = _smallest_split(spec, sharding, share, granules, order, config, best)
         if fitted is None:
             continue
-        plans = [fitted]
-        open_dims = [d for d in order
-                     if next_split(share[d], fitted.candidate.split[d], granules[d])]
-        for cand in _deeper(fitted.candidate, share, granules, open_dims[:1], options):
+        plans = list(fitted)
+        base = fitted[0].candidate
+        open_dims = [d for d in order if next_split(share[d], base.split[d], granules[d])]
+        for cand in _deeper(base, share, granules, open_dims[:1], options):
             plan = best.offer(spec, cand, config)
             if plan is not None:
                 plans.append(plan)
-        top = _fastest(plans)
-        scored.append((top.cycles, sharding, fitted.candidate.split))
-    scored.sort()
+        fitting.append(_Sharded(sharding, base.split, plans,
+                                _used_tiles(spec, Candidate(sharding, (1,) * len(loops)),
+                                            granules)))
+    scored = _scored(fitting, options.refine, config.tiles_per_chip)
     for _, sharding, split in scored[: options.refine]:
         share = _share(loops, sharding)
         base = Candidate(sharding, split)
@@ -248,6 +273,47 @@ def _default_search(spec, config, options, best: _Best) -> None:
         best.offer(spec, cand, config)
     if _deepen(spec, config, options, best, granules, order):
         _polish(spec, config, best, granules, order)
+
+
+@dataclass
+class _Sharded:
+    """A sharding of the first phase that fits: its smallest split that fits, the plans
+    offered on it (that split, pipelined and not, and a few more steps), and the tiles it
+    keeps busy (`_used_tiles`, as `_reduce_bases` counts them)."""
+
+    sharding: tuple[int, ...]
+    split: tuple[int, ...]
+    plans: list[Pending]
+    used: int
+
+    def least(self) -> tuple:
+        """A floor on its place in `_scored`'s order: its plans' least lower bound."""
+        return (min(p.lower_bound for p in self.plans), self.sharding, self.split)
+
+
+def _scored(fitting: list[_Sharded], refine: int, tiles: int
+            ) -> list[tuple[int, tuple[int, ...], tuple[int, ...]]]:
+    """(cycles of its fastest plan, sharding, split) of the first phase's shardings, sorted:
+    of those the later phases read - the `refine` first, and per count of busy tiles below
+    `tiles` the first (`_reduce_bases`) -, and only as many others as finding them
+    needed: a sharding is timed (its fastest plan's estimate) unless `refine` timed ones,
+    and for fewer than `tiles` busy tiles one of its own count, come before its floor
+    (`_Sharded.least`: its place is at or after it), which no sharding timed later
+    changes. The shardings left untimed are none of those read, so the later phases,
+    and the plan, are the same as with every sharding timed (and each estimate it saves
+    is a simulation of a whole candidate)."""
+    timed: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
+    first: dict[int, tuple] = {}  # busy tiles -> the first timed sharding of that count
+    for entry in sorted(fitting, key=_Sharded.least):
+        least = entry.least()
+        ahead = sum(1 for t in timed if t < least)
+        if ahead >= refine and (entry.used >= tiles or first.get(entry.used, least) < least):
+            continue
+        found = (_fastest(entry.plans).cycles, entry.sharding, entry.split)
+        timed.append(found)
+        if entry.used not in first or found < first[entry.used]:
+            first[entry.used] = found
+    return sorted(timed)
 
 
 def _first_phase(spec, config, options) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
@@ -335,18 +401,19 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best,
-                    both: bool = True) -> Pending | None:
+                    both: bool = True) -> list[Pending] | None:
     """The seed's DS_TileSplit: split one dim at a time (in `split_order`) until the
-    candidate fits; its unpipelined form is offered too (with `both`)."""
+    candidate fits: its plan, and its unpipelined form's when that fits too (with
+    `both`; the first phase times the faster only when it needs it, `_scored`)."""
     split = [1] * len(share)
     while True:
         cand = Candidate(tuple(sharding), tuple(split))
         plan = best.offer(spec, cand, config)
         if plan is not None and not both:
-            return plan
+            return [plan]
         if plan is not None:
             other = best.offer(spec, replace(cand, pipelined=False), config)
-            return plan if other is None else _fastest([plan, other])
+            return [plan] if other is None else [plan, other]
         grown = _grow(split, share, granules, order)
         if grown is None:
             return None

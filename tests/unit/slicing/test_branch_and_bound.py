@@ -227,3 +227,110 @@ def test_candidates_sharing_an_estimate_get_their_own_plans():
         plans += 1
         assert plan == evaluate_module.evaluate(spec, cand, DEFAULT_CONFIG)
     assert 0 < len(evaluator.estimates) < plans  # some candidates shared an estimate
+
+
+class _Timed:
+    """A Pending's stand-in for `_scored`: a lower bound, and cycles that note being
+    asked (the estimate) in `asked`."""
+
+    def __init__(self, lower_bound: int, cycles: int, asked: list):
+        self.lower_bound, self._cycles, self._asked = lower_bound, cycles, asked
+
+    @property
+    def cycles(self) -> int:
+        self._asked.append(self)
+        return self._cycles
+
+
+def _fitting(shardings, asked):
+    return [search_module._Sharded((i,), (1,), [_Timed(min(a, b), max(a, b), asked)
+                                                 for a, b in plans], used)
+            for i, (used, plans) in enumerate(shardings)]
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from([2, 4, 16]),
+                          st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)),
+                                   min_size=1, max_size=3)), max_size=10),
+       st.integers(0, 4))
+def test_the_first_phase_ranks_what_the_later_phases_read_as_timing_every_sharding(
+        shardings, refine):
+    """`_scored` leaves shardings untimed, but the `refine` first and, per count of busy
+    tiles below the chip's, the first are those of the full ranking."""
+    every = sorted((min(p.cycles for p in f.plans), f.sharding, f.split)
+                   for f in _fitting(shardings, []))
+    got = search_module._scored(_fitting(shardings, []), refine, 16)
+    assert got[:refine] == every[:refine]
+    used = {(i,): u for i, (u, _) in enumerate(shardings)}
+    for count in (2, 4):
+        firsts = [[e for e in ranked if used[e[1]] == count][:1] for ranked in (got, every)]
+        assert firsts[0] == firsts[1]
+
+
+def test_the_first_phase_times_no_sharding_it_does_not_need():
+    """Shardings whose floor lies behind the `refine` fastest timed ones are not timed
+    (each would be an estimate); the old first phase timed every sharding."""
+    asked: list = []
+    fitting = _fitting([(16, [(10, 10)]), (16, [(11, 11)]), (16, [(50, 60)]),
+                        (16, [(70, 80), (90, 95)]), (4, [(40, 45)])], asked)
+    got = search_module._scored(fitting, 2, 16)
+    assert [g[0] for g in got] == [10, 11, 45]  # the 4-tile one: first of its count
+    assert sorted({id(p): p._cycles for p in asked}.values()) == [10, 11, 45]
+
+
+@dataclass(frozen=True)
+class _FakePlan:
+    cycles: int
+    tiles: int = 16
+    spm_peak: int = 0
+
+
+class _FakeEvaluator:
+    """Hands out, per candidate (an index), a Pending of the given (lower bound, plan)
+    whose estimate notes itself in `asked`."""
+
+    def __init__(self, entries, asked: list):
+        self.entries, self.asked = entries, asked
+
+    def pending(self, cand):
+        bound, plan = self.entries[cand]
+
+        def finish():
+            self.asked.append(cand)
+            return plan
+
+        return evaluate_module.Pending(cand, plan.tiles, plan.spm_peak, bound, finish)
+
+
+def test_the_best_plan_is_settled_in_the_order_of_the_bounds():
+    """Candidates offered between two reads of the best plan are compared lowest bound
+    first: a slow candidate offered first is not estimated once a faster one's estimate
+    lies below its bound (comparing each offer with the best before it estimated both);
+    of equal plans the first offered stays the best."""
+    asked: list = []
+    entries = [(30, _FakePlan(31)), (10, _FakePlan(11)), (11, _FakePlan(11)),
+               (5, _FakePlan(11))]
+    best = search_module._Best(_FakeEvaluator(entries, asked))
+    for cand in range(len(entries)):
+        best.offer(None, cand, DEFAULT_CONFIG)
+    assert best.plan is entries[1][1]  # the first offered of the fastest
+    assert sorted(asked) == [1, 2, 3]  # candidate 0's bound lies above 11: not estimated
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(1, 3)),
+                min_size=1, max_size=10), st.integers(0, 10))
+def test_the_best_plan_is_the_first_offered_of_the_least(triples, read_at):
+    """Whenever the phases read it, `_Best.plan` is the plan that comparing every offer
+    with the best before it keeps: the first offered of the least (cycles, tiles)."""
+    entries = [(min(a, b), _FakePlan(max(a, b), tiles)) for a, b, tiles in triples]
+    best = search_module._Best(_FakeEvaluator(entries, []))
+    for cand in range(len(entries)):
+        best.offer(None, cand, DEFAULT_CONFIG)
+        if cand == read_at:
+            assert best.plan is _first_least(entries[: cand + 1])
+    assert best.plan is _first_least(entries)
+
+
+def _first_least(entries):
+    return min((e[1] for e in entries), key=lambda p: (p.cycles, p.tiles, p.spm_peak))
