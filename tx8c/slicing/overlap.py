@@ -43,7 +43,7 @@ from tx8c.interfaces.sharding import Window
 from tx8c.slicing.evaluate import window_bytes
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Plan
-from tx8c.slicing.propagate import propagate
+from tx8c.slicing.propagate import SweepMemo, propagate
 from tx8c.slicing.steps import Tile, anchor_granules, reduce_at, step_windows, steps, tiles
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import resident_dma_cycles
@@ -61,7 +61,7 @@ def ready_lead(spec: GroupSpec, plan: Plan, config: TX8Config,
     waiting input starts once the previous group's stores of its window are done
     (cmodel v2's `_ddr_deps`): `stores_lag` and `chained` price those."""
     return math.ceil(sum(cycles for index, cycles, _ in lane_loads(spec, plan, config,
-                                                                    waiting)
+                                                                    waiting, False)
                          if not _waits(spec.nodes[index], waiting)))
 
 
@@ -78,11 +78,12 @@ def lane_loads(spec: GroupSpec, plan: Plan, config: TX8Config,
     busy = [t for t in tiles(spec, plan.candidate, config) if not t.anchor.is_empty()]
     if not busy:
         return []
-    ordered = _ready_first(spec, early_loads(spec, plan, config, busy[0]), waiting,
+    memo = SweepMemo()  # the busy tiles' steps meet most node windows again
+    ordered = _ready_first(spec, early_loads(spec, plan, config, busy[0], memo), waiting,
                            plan.multicast)
     waits = {i for i, _ in ordered if _waits(spec.nodes[i], waiting)}
-    others = ([early_loads(spec, plan, config, t) for t in busy] if waits and windows
-              else [])
+    others = ([early_loads(spec, plan, config, t, memo) for t in busy]
+              if waits and windows else [])
     out = []
     for index, k in ordered:
         node = spec.nodes[index]
@@ -134,8 +135,8 @@ def load_cycles(spec: GroupSpec, plan: Plan, config: TX8Config, node) -> float:
     return config.dma_setup_cycles + nbytes / min(config.lsu_bytes_per_cycle, ddr / streams)
 
 
-def early_loads(spec: GroupSpec, plan: Plan, config: TX8Config, tile: Tile
-                ) -> list[tuple[int, Window]]:
+def early_loads(spec: GroupSpec, plan: Plan, config: TX8Config, tile: Tile,
+                memo: SweepMemo | None = None) -> list[tuple[int, Window]]:
     """The loads (node, loop window) of `tile`'s ld lane that can run before any of the
     group's kernels, in lane order: the lowering marks every leading load of the lane
     early (`tx8c.codegen.lower.mark_early`) and the lane runs in step order, so the
@@ -146,11 +147,12 @@ def early_loads(spec: GroupSpec, plan: Plan, config: TX8Config, tile: Tile
     which runs only once the tile enters the group, and the lane behind it waits too.
     With double buffers a pipelined group thus loads its first two steps' windows
     early, not only the first (what the chained estimate counted before branch chain2:
-    ResNet-50's Conv+Add+Relu groups hid 1716 of the 2521 cycles cmodel v2 hides)."""
+    ResNet-50's Conv+Add+Relu groups hid 1716 of the 2521 cycles cmodel v2 hides).
+    `memo`: a `SweepMemo` shared by the calls for one group's tiles (`steps.steps`)."""
     copies = {b.node: b.copies for b in plan.buffers if b.kind == "value"}
     loaded: dict[int, int] = {}
     out = []
-    for step in steps(spec, plan.candidate, tile, config):
+    for step in steps(spec, plan.candidate, tile, config, memo):
         for node in spec.nodes:
             if node.kind != "load" or not step.runs[node.index]:
                 continue
