@@ -52,13 +52,7 @@ from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.evaluate import Evaluator, evaluate
 from tx8c.slicing.group import GroupSpec, group_spec
-from tx8c.slicing.overlap import (
-    chained,
-    first_windows,
-    ready_lead,
-    stores_lag,
-    waiting_lead,
-)
+from tx8c.slicing.overlap import chained, lane_loads, ready_lead, stores_lag
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -142,9 +136,8 @@ class GroupCostPass(ModulePass):
             write_plan(group, spec, plan, template, config)
             rows.append(group_row(group, spec, plan, template, config, waiting[group]))
             if self.overlap:
-                rows[-1]["wait_cycles"], rows[-1]["wait_lag_cycles"] = waiting_on_previous(
-                    group, spec, plan, previous, config, waiting[group],
-                    rows[-1]["lead_cycles"])
+                rows[-1]["early_loads"] = early_lane(group, spec, plan, previous, config,
+                                                     waiting[group])
             previous = (group, spec, plan)
         op.attributes[STATS_ATTR] = StringAttr(json.dumps(summary(rows, self.overlap),
                                                           sort_keys=True))
@@ -246,40 +239,44 @@ def group_row(group: GroupOp, spec: GroupSpec, plan: Plan, template: int,
     }
 
 
-def waiting_on_previous(group: GroupOp, spec: GroupSpec, plan: Plan, previous,
-                        config: TX8Config, waiting: frozenset[int], ready: int
-                        ) -> tuple[int, int]:
-    """(waiting lead, stores lag) of the group's first loads of the inputs it waits for
-    (`tx8c.slicing.overlap.waiting_lead`, `stores_lag`: how long before the previous
-    group's end its stores of their windows are done) when the previous sliced group
-    (`previous`: its op, spec and plan) writes every one of them; else (0, 0): a load
-    waiting for another group's stores counts nothing, as before. The windows are only
-    walked when the previous group's idle ld lane has room left after the `ready` lead
-    (`chained` hides nothing of the waiting lead otherwise)."""
-    if previous is None or not waiting:
-        return 0, 0
+def early_lane(group: GroupOp, spec: GroupSpec, plan: Plan, previous, config: TX8Config,
+               waiting: frozenset[int]) -> list[list]:
+    """The group's early loads in lane order as `tx8c.slicing.overlap.chained` takes
+    them ([cycles, lag], `lane_loads`): a ready load's lag None; a load of an input the
+    previous sliced group (`previous`: its op, spec and plan) writes, how long before
+    that group's end its stores of the load's windows are done (`_lag`); the loads
+    behind a waiting load in the lane wait with it."""
+    idle = 0 if previous is None else previous[2].cycles - next(
+        (e.cycles for e in previous[2].engines if e.lane == "ld"), 0)
+    out = []
+    for index, cycles, windows in lane_loads(spec, plan, config, waiting, idle > 0):
+        refs = [r.index for r in spec.nodes[index].inputs if r.is_input and r.index in waiting]
+        out.append([cycles, None if not refs else
+                    min(_lag(group, k, previous, config, windows) for k in refs)])
+    return out
+
+
+def _lag(group: GroupOp, k: int, previous, config: TX8Config, windows) -> int:
+    """How long before the previous sliced group's end the stores the group's operand
+    `k` waits for are done: `stores_lag` when that group writes it; its whole cycles
+    when another (earlier) group does - cmodel v2 gives a tile the group's early loads
+    once it entered the previous group, which it does once its own instructions of the
+    earlier groups finished, stores included (the other tiles' skew is not counted, as
+    the chain counts none); 0 without a previous group or windows."""
+    value = group.operands[k]
+    if previous is None or not windows or not isinstance(value, OpResult):
+        return 0
     writer, written, its_plan = previous
-    idle = its_plan.cycles - next((e.cycles for e in its_plan.engines if e.lane == "ld"), 0)
-    if idle <= ready:
-        return 0, 0
-    outputs: dict[int, set[int]] = {}
-    for k in waiting:
-        value = group.operands[k]
-        if not isinstance(value, OpResult) or value.owner is not writer:
-            return 0, 0
-        outputs.setdefault(value.index, set()).add(k)
-    lag = min(stores_lag(written, its_plan, config, j,
-                         first_windows(spec, plan, config, frozenset(inputs)))
-              for j, inputs in outputs.items())
-    return waiting_lead(spec, plan, config, waiting), lag
+    if value.owner is not writer:
+        return its_plan.cycles
+    return stores_lag(written, its_plan, config, value.index, windows)
 
 
 def summary(rows: list[dict], overlap: bool = True) -> dict:
     """The statistics: `rows` in program order, each given its share of the model's
     estimate (`chain_cycles`: `tx8c.slicing.overlap.chained` when `overlap`, else its
     cycles alone)."""
-    shares = (chained([(r["cycles"], r["lead_cycles"], r["engines"].get("ld", 0),
-                        r.get("wait_cycles", 0), r.get("wait_lag_cycles", 0))
+    shares = (chained([(r["cycles"], r["engines"].get("ld", 0), r.get("early_loads", ()))
                        for r in rows])
               if overlap else [r["cycles"] for r in rows])
     for r, share in zip(rows, shares, strict=True):
