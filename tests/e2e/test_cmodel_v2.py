@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import cache
 
 import numpy as np
@@ -32,7 +32,7 @@ from tx8c.pipeline import (
     run_pipeline,
     slicing_spec,
 )
-from tx8c.sim.cmodel_v2 import run_program
+from tx8c.sim.cmodel_v2 import run_program, simulate
 from tx8c.sim.reference import input_names, main_function, run_reference
 
 
@@ -103,6 +103,23 @@ def test_program_json_is_the_dataclass_dump(name: str) -> None:
     _, program, _, _ = compiled(name)
     assert program.as_dict() == asdict(program)
     assert program.to_json() == json.dumps(asdict(program), separators=(",", ":"))
+
+
+def test_the_estimate_sums_the_groups_shares_a_share_of_zero_too() -> None:
+    """A group whose early loads the previous group's tail hides whole has a share of 0
+    in the chained estimate: the simulation's estimate counts it as 0, not as the
+    group's cycles alone (which stand in only where no share was recorded)."""
+    module, program, _, _ = compiled("residual_cnn")
+    hidden = program.groups[-1].group_id
+    groups = tuple(replace(g, chain_cycles=0) if g.group_id == hidden
+                   else replace(g, chain_cycles=None) if g is program.groups[0] else g
+                   for g in program.groups)
+    changed = replace(program, groups=groups)
+    assert program_from_dict(json.loads(changed.to_json())) == changed
+    expected = sum(0 if g.group_id == hidden else g.estimate_cycles if g is groups[0]
+                   else g.chain_cycles for g in groups)
+    assert groups[-1].estimate_cycles > 0
+    assert simulate(changed, module).estimate == expected
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -240,10 +240,15 @@ class GroupProgram:
     the spm-resident reserve of its epoch; 0: not recorded)."""
     mirrored: bool = False
     """Its buffers were mirrored from the top of that region (cross-group overlap)."""
-    chain_cycles: int = 0
+    chain_cycles: int | None = None
     """Its share of the model's chained estimate (`tx8c.slicing.overlap`: its cycles
-    less what of its constant prefix the previous group's tail hides); 0: not recorded
-    (`estimate_cycles` is its share)."""
+    less what of its early loads the previous group's tail hides; 0 when they hide it
+    all); None: not recorded (`estimate_cycles` is its share)."""
+
+    @property
+    def share_cycles(self) -> int:
+        """Its share of the model's estimate: `chain_cycles`, else `estimate_cycles`."""
+        return self.estimate_cycles if self.chain_cycles is None else self.chain_cycles
 
 
 @dataclass(frozen=True)
@@ -455,7 +460,7 @@ def program_from_dict(data: dict) -> Program:
                                for t in g["tiles"]),
                          g.get("estimate_cycles", 0), g.get("kind", "sliced"),
                          g.get("spm_limit", 0), g.get("mirrored", False),
-                         g.get("chain_cycles", 0))
+                         g.get("chain_cycles"))
             for g in data["groups"]),
         notes=tuple(data.get("notes", ())),
     )

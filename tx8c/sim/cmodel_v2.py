@@ -198,7 +198,7 @@ class Timing:
     instructions: int
     estimate: int = 0
     """The model's estimate: the groups' shares of the chained estimate
-    (`GroupProgram.chain_cycles`, else their estimates alone), summed."""
+    (`GroupProgram.share_cycles`), summed."""
 
 
 class CModelV2:
@@ -1083,7 +1083,7 @@ class _Simulation:
             busy={lane: int(np.ceil(v)) for lane, v in sorted(busy.items())},
             ddr_bytes=sum(op.stream for op in self.ops),
             instructions=len(self.ops),
-            estimate=sum(g.chain_cycles or g.estimate_cycles for g in self.program.groups),
+            estimate=sum(g.share_cycles for g in self.program.groups),
         )
 
 
