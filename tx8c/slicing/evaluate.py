@@ -100,10 +100,10 @@ from tx8c.slicing.propagate import (
 from tx8c.slicing.steps import (
     anchor_granules,
     channel_granule,
+    cuts_inside_blocks,
     downstream_of,
     loaded_channel_granule,
     reduce_at,
-    reduce_granules,
     reduce_pieces,
     reduce_tree,
     step_windows,
@@ -845,12 +845,9 @@ def _interior(spec, cand, pieces, reduce_pieces, tile):
 
 
 def _cuts_inside_blocks(spec: GroupSpec, cand: Candidate, config) -> bool:
-    """Whether `cand` cuts a reduction inside its operands' channel blocks: its
-    `ReduceCut` carries granules finer than `steps.reduce_granules` (the search makes
-    such cuts with `fine=True`)."""
-    cut = cand.reduce
-    return cut is not None and bool(cut.granule) and cut.granule != reduce_granules(
-        spec, cut.node, config)
+    """Whether `cand` cuts a reduction inside its operands' channel blocks
+    (`steps.cuts_inside_blocks`)."""
+    return cand.reduce is not None and cuts_inside_blocks(spec, cand.reduce, config)
 
 
 def _channel_blocks(spec: GroupSpec, config, inside: bool = False
@@ -1489,7 +1486,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     Proof, when `estimate` simulates every step (`_extrapolated` None: `simulate_tile`
     over `longest(schedule)` steps, tile classes of different shares included up to
     DRIFT_STEPS). Each tile class runs its own instruction list on its own lanes
-    (`simulate_tile`), a lane one instruction at a time in its order (`_event_run` starts
+    (`simulate_tile`), a lane one instruction at a time in its order (`_run_lanes` starts
     one only when its lane is free and every instruction it needs has ended), and a task's
     runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
     class's costs): its fixed part (`cycles - ddr`) plus its `ddr` full-share cycles at
@@ -1498,7 +1495,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     a multicast delivery, whose end only follows its load's. Then per class:
     - work: a lane's last instruction ends at least the sum of d over the lane's
       instructions after its first one starts; a delivery there ends at least its
-      `cycles` after its lane was freed (`_event_run`), so a lane holding one counts
+      `cycles` after its lane was freed (`_run_lanes`), so a lane holding one counts
       its work from time 0, the others from their fill;
     - fill H(t), a floor on the start of t's first run: that run needs the latest
       instruction of each node it reads (and a NoC reduction its own node's), which is
@@ -1514,7 +1511,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
       one of its tasks: drain = min D;
     - the DDR channel (all classes together): while instruction i streams, it advances
       at `rate` = min(lsu, ddr bandwidth / chip) / share full-share cycles per cycle,
-      `chip` the sum of `streams` over the instructions streaming then (`_event_run`),
+      `chip` the sum of `streams` over the instructions streaming then (`_run_lanes`),
       so the sum over them of streams * the cycles left falls by chip * rate <= ddr
       bandwidth / share per cycle: streaming everything takes at least
       share / ddr bandwidth * the sum over all runs of streams * ddr cycles. That time
@@ -1898,35 +1895,19 @@ class _Runner:
                       and is_ready_load(spec, t.node))
 
 
-def _event_run(lane, key, fixed, stream, deps, streams, tiles: int, config: TX8Config,
-               follows: dict[int, tuple[int, int]] | None = None
-               ) -> tuple[float, dict[str, float]]:
-    """Run instructions on their lanes (in `key` order per lane: `key[i]` a tuple
-    ending with i, e.g. (start in the frame, node, i)) with their dependencies; a
-    streaming instruction's `stream` cycles are at the tile's full DDR share (`tiles`
-    streams on the chip) and slow down while the chip carries more:
-    `streams[i]` tiles stream like instruction i at once. `follows[i]` = (j, tail):
-    instruction i (a multicast delivery, started once j ended) streams its `fixed`
-    cycles from when both j began and i was ready (its lane free, its other
-    dependencies done), and ends no sooner than `tail` after j
-    (`cost.multicast_done`, as cmodel v2 times a NocCopy).
-
-    Returns the end and the busy time per lane label, and under (-1, "ddr") the DDR
-    channel's (`_run_lanes`, which runs it on numbered lanes)."""
-    names: dict = {}
-    of = [names.setdefault(label, len(names)) for label in lane]  # instruction -> lane
-    now, busy, channel = _run_lanes(of, len(names), key, fixed, stream, deps, streams, tiles,
-                                    config, follows)
-    out = {label: busy[k] for label, k in names.items()}
-    out[(-1, "ddr")] = channel  # the DDR channel's busy time
-    return now, out
-
-
 def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, tiles: int,
                config: TX8Config, follows: dict[int, tuple[int, int]] | None = None
                ) -> tuple[float, list[float], float]:
-    """`_event_run` of instructions whose lanes are numbered (`of[i]`: instruction i's
-    lane, of `lanes`): the end, the busy time per lane, the DDR channel's busy time.
+    """Run instructions on their lanes (`of[i]`: instruction i's lane, of `lanes`), in
+    `key` order per lane (`key[i]` a tuple ending with i, e.g. (start in the frame,
+    node, i)), with their dependencies; a streaming instruction's `stream` cycles are at
+    the tile's full DDR share (`tiles` streams on the chip) and slow down while the chip
+    carries more: `streams[i]` tiles stream like instruction i at once. `follows[i]` =
+    (j, tail): instruction i (a multicast delivery, started once j ended) streams its
+    `fixed` cycles from when both j began and i was ready (its lane free, its other
+    dependencies done), and ends no sooner than `tail` after j (`cost.multicast_done`,
+    as cmodel v2 times a NocCopy). Returns the end, the busy time per lane and the DDR
+    channel's busy time.
 
     The search's hot loop: the chip's streams (whole tiles: their sum is exact in any
     order) and their rate change only when a stream starts or ends. The lanes' numbers

@@ -66,7 +66,7 @@ def ready_lead(spec: GroupSpec, plan: Plan, config: TX8Config,
 
 
 def lane_loads(spec: GroupSpec, plan: Plan, config: TX8Config,
-               waiting: frozenset[int] = frozenset(), windows: bool = True
+               waiting: frozenset[int] = frozenset(), with_windows: bool = True
                ) -> list[tuple[int, float, list[Window]]]:
     """The early prefix of the group's ld lane (`early_loads`) in the order the lowering
     leaves it: the first load of every ready value (not a load of an input in `waiting`)
@@ -74,7 +74,7 @@ def lane_loads(spec: GroupSpec, plan: Plan, config: TX8Config,
     its node, the cycles a tile's lane spends on it (`load_cycles`) and - for a load of
     a waiting input - the windows the busy tiles' same loads read (the k-th load of the
     node on each tile: what cmodel v2's `_ddr_deps` makes it wait for); [] else, and
-    without `windows` (they cost a walk of every tile's steps)."""
+    without `with_windows` (they cost a walk of every tile's steps)."""
     busy = [t for t in tiles(spec, plan.candidate, config) if not t.anchor.is_empty()]
     if not busy:
         return []
@@ -83,7 +83,7 @@ def lane_loads(spec: GroupSpec, plan: Plan, config: TX8Config,
                            plan.multicast)
     waits = {i for i, _ in ordered if _waits(spec.nodes[i], waiting)}
     others = ([early_loads(spec, plan, config, t, memo) for t in busy]
-              if waits and windows else [])
+              if waits and with_windows else [])
     out = []
     for index, k in ordered:
         node = spec.nodes[index]
@@ -99,8 +99,19 @@ def lane_loads(spec: GroupSpec, plan: Plan, config: TX8Config,
     return out
 
 
+def waiting_refs(node, waiting: frozenset[int]) -> list[int]:
+    """The group inputs in `waiting` that the load `node` reads."""
+    return [ref.index for ref in node.inputs if ref.is_input and ref.index in waiting]
+
+
 def _waits(node, waiting: frozenset[int]) -> bool:
-    return any(ref.is_input and ref.index in waiting for ref in node.inputs)
+    return bool(waiting_refs(node, waiting))
+
+
+def idle_tail(cycles: float, ld: float) -> float:
+    """The time a group of `cycles` leaves its ld lane idle (busy `ld`): what the next
+    group's early loads may take (`chained`)."""
+    return max(0, cycles - ld)
 
 
 def _ready_first(spec: GroupSpec, prefix: list[tuple[int, Window]],
@@ -221,7 +232,7 @@ def chained(groups: Sequence[tuple[int, int, Sequence[tuple[float, float | None]
     shares, idle = [], 0
     for cycles, ld, loads in groups:
         shares.append(cycles - min(hidden(loads, idle), cycles))
-        idle = max(0, cycles - ld)
+        idle = idle_tail(cycles, ld)
     return shares
 
 

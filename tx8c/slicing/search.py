@@ -36,7 +36,7 @@ from tx8c.slicing.space import (
     split_order,
     split_values,
 )
-from tx8c.slicing.steps import anchor_granules, reduce_granules
+from tx8c.slicing.steps import anchor_granules, cuts_inside_blocks, reduce_granules
 from tx8c.target.config import TX8Config
 
 MODES = ("default", "exhaustive")
@@ -497,10 +497,8 @@ def _reduce_candidates(spec, base: Candidate, used: int, config) -> Iterator[Can
     and over the tiles the sharding leaves idle; pipelined and not, but a cut inside
     the channel blocks pipelined only (it pays by shortening the pipeline's fill)."""
     spare = max(1, config.tiles_per_chip // max(1, used))
-    cuts = reduce_cuts(spec, spare, config)
-    blocks = reduce_granules(spec, cuts[0].node, config) if cuts else ()
-    for cut in cuts:
-        for pipelined in (True, False) if cut.granule == blocks else (True,):
+    for cut in reduce_cuts(spec, spare, config):
+        for pipelined in (True,) if cuts_inside_blocks(spec, cut, config) else (True, False):
             yield Candidate(base.sharding, base.split, cut, pipelined)
 
 

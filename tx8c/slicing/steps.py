@@ -118,6 +118,12 @@ def reduce_granules(spec: GroupSpec, node: int, config, fine: bool = False
     return tuple(granules)
 
 
+def cuts_inside_blocks(spec: GroupSpec, cut: ReduceCut, config) -> bool:
+    """Whether `cut` falls inside its operands' channel blocks: its granules are finer
+    than `reduce_granules` (the search makes such cuts on `reduce_granules(fine=True)`)."""
+    return bool(cut.granule) and cut.granule != reduce_granules(spec, cut.node, config)
+
+
 def reduce_pieces(window: Window, cut: ReduceCut) -> list[list[tuple[int, int]]]:
     """The pieces in time, per reduction dim, of a tile's reduction `window` under `cut`
     (offsets from the window's start: near-equal, on the cut's granules)."""

@@ -20,9 +20,9 @@ from tx8c.slicing.evaluate import (
     Schedule,
     Task,
     TileClass,
-    _event_run,
     _extrapolated,
     _repeating_unit,
+    _run_lanes,
     _run_steps,
     data_split,
     estimate,
@@ -39,12 +39,16 @@ SETUP = DEFAULT_CONFIG.dma_setup_cycles
 
 
 def run(items, follows=None):
-    """`_event_run` of (lane, fixed, stream, deps) items in list order, one tile alone on
-    the chip (its streams run at the full share: a stream cycle takes one cycle)."""
-    lane = [i[0] for i in items]
+    """`_run_lanes` of (lane, fixed, stream, deps) items in list order, one tile alone on
+    the chip (its streams run at the full share: a stream cycle takes one cycle): the
+    end and the busy time per lane name."""
+    names: dict[str, int] = {}
+    of = [names.setdefault(i[0], len(names)) for i in items]
     key = [(k, 0, k) for k in range(len(items))]
-    return _event_run(lane, key, [i[1] for i in items], [i[2] for i in items],
-                      [i[3] for i in items], [1] * len(items), 1, DEFAULT_CONFIG, follows)
+    end, busy, _ = _run_lanes(of, len(names), key, [i[1] for i in items],
+                              [i[2] for i in items], [i[3] for i in items],
+                              [1] * len(items), 1, DEFAULT_CONFIG, follows)
+    return end, {name: busy[k] for name, k in names.items()}
 
 
 def test_a_delivery_ends_when_the_noc_has_moved_the_window():

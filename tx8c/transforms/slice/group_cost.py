@@ -52,7 +52,14 @@ from tx8c.dialect.attrs import DevAttr, ParallelAttr
 from tx8c.dialect.ops.backend import GroupOp
 from tx8c.slicing.evaluate import Evaluator, evaluate
 from tx8c.slicing.group import GroupSpec, group_spec
-from tx8c.slicing.overlap import chained, lane_loads, ready_lead, stores_lag
+from tx8c.slicing.overlap import (
+    chained,
+    idle_tail,
+    lane_loads,
+    ready_lead,
+    stores_lag,
+    waiting_refs,
+)
 from tx8c.slicing.parallel import search_all
 from tx8c.slicing.plan import Plan
 from tx8c.slicing.search import SearchOptions, search
@@ -246,11 +253,11 @@ def early_lane(group: GroupOp, spec: GroupSpec, plan: Plan, previous, config: TX
     previous sliced group (`previous`: its op, spec and plan) writes, how long before
     that group's end its stores of the load's windows are done (`_lag`); the loads
     behind a waiting load in the lane wait with it."""
-    idle = 0 if previous is None else previous[2].cycles - next(
-        (e.cycles for e in previous[2].engines if e.lane == "ld"), 0)
+    idle = 0 if previous is None else idle_tail(previous[2].cycles, next(
+        (e.cycles for e in previous[2].engines if e.lane == "ld"), 0))
     out = []
     for index, cycles, windows in lane_loads(spec, plan, config, waiting, idle > 0):
-        refs = [r.index for r in spec.nodes[index].inputs if r.is_input and r.index in waiting]
+        refs = waiting_refs(spec.nodes[index], waiting)
         out.append([cycles, None if not refs else
                     min(_lag(group, k, previous, config, windows) for k in refs)])
     return out
