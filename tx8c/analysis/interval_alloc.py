@@ -34,12 +34,15 @@ import heapq
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
 from tx8c.errors import Tx8Error
+from tx8c.interfaces.sharding import cached_field
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -51,16 +54,17 @@ class Buffer:
     live: tuple[tuple[int, int], ...]
 
     # cached: the allocator's greedy orders sort by them (a buffer unrolled over many
-    # steps has thousands of intervals)
-    @cached_property
+    # steps has thousands of intervals; the slicing search places a few thousand
+    # buffers per group, hence `cached_field` (no lock) and loops in C)
+    @cached_field
     def start(self) -> int:
-        return min(a for a, _ in self.live)
+        return min(map(_FIRST, self.live))
 
-    @cached_property
+    @cached_field
     def end(self) -> int:
-        return max(b for _, b in self.live)
+        return max(map(_SECOND, self.live))
 
-    @cached_property
+    @cached_field
     def live_time(self) -> int:
         return sum(b - a for a, b in self.live)
 
