@@ -69,3 +69,37 @@ def test_identical_layers_share_a_template_and_different_ones_do_not() -> None:
              for g in module.walk() if isinstance(g, GroupOp) and g.attr("group_tag") != 2}
     assert plans[gemms[2]["group"]] == plans[gemms[1]["group"]]
     assert stats["templates_reused"] == sum(r["template_id"] >= 0 for r in rows) >= 2
+
+
+def test_the_groups_of_a_template_share_the_work_after_its_search(monkeypatch) -> None:
+    """After the searches group-cost computes a group's early loads (its lane, the
+    lags of the stores they wait for) once per run of a template (`Alike`: equal key
+    and ready inputs), not once per group; each group's statistics are still what it
+    gives computed alone, from its own plan and previous group."""
+    import tx8c.transforms.slice.group_cost as group_cost
+    from tx8c.analysis.ddr_tensors import main_body
+    from tx8c.analysis.group_dag import waiting_operands
+    from tx8c.codegen.lower import group_plan
+    from tx8c.ir_utils import group_ops
+    from tx8c.slicing.group import group_spec
+    from tx8c.target.config import target_config
+
+    lanes = []
+    real = group_cost.lane_loads
+    monkeypatch.setattr(group_cost, "lane_loads",
+                        lambda spec, *rest: lanes.append(spec.key) or real(spec, *rest))
+    module = import_onnx(layered_model()).module
+    run_pipeline(module, CompileOptions(verify_each_pass=True))
+    rows = json.loads(module.attributes["tx8c.slicing"].data)["groups"]
+    assert len(lanes) < len(rows)  # the layers alike computed their lanes once
+
+    config = target_config(module)
+    every = group_ops(main_body(module))
+    waiting = dict(zip(every, waiting_operands(every), strict=True))
+    previous = None
+    for group, row in zip(group_cost.groups_to_slice(module), rows, strict=True):
+        spec, plan = group_spec(group), group_plan(group)
+        alone = (spec.key, spec.ready_inputs)  # a fresh Alike: nothing shared
+        assert group_cost.early_lane(group, spec, plan, previous, config, waiting[group],
+                                     group_cost.Alike(), alone) == row["early_loads"]
+        previous = (group, spec, plan, alone)
