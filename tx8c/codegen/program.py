@@ -136,8 +136,20 @@ class SpmRef:
     layout: str
 
     def byte_range(self, config: TX8Config) -> tuple[int, int]:
-        """The bytes [start, end) of the tile's SPM the tensor occupies."""
-        return self.addr, self.addr + stored_size(self.shape, self.dtype, self.layout, config)
+        """The bytes [start, end) of the tile's SPM the tensor occupies (its stored size
+        remembered per shape, dtype and layout: `_STORED`)."""
+        key = (self.shape, self.dtype, self.layout)
+        found = _STORED.get(key)
+        if found is None or found[0] is not config:
+            found = _STORED[key] = (config, stored_size(self.shape, self.dtype, self.layout,
+                                                        config))
+        return self.addr, self.addr + found[1]
+
+
+_STORED: dict[tuple, tuple[TX8Config, int]] = {}
+"""(shape, dtype, layout) -> (the config last asked, `stored_size`) for
+`SpmRef.byte_range`: a Program's SpmRefs have a few dozen shapes and cmodel v2 asks for
+100 000 ranges on BERT-base (2 us each to compute). Another config computes again."""
 
 
 @dataclass(frozen=True)

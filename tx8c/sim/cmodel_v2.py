@@ -932,6 +932,12 @@ class _Simulation:
         finished = 0
         ddr_rate = config.ddr_bandwidth_bytes_per_s / config.clock_hz
 
+        # the lanes whose next instruction may have become startable since `try_start`
+        # last looked (given instructions, freed, their head's last dependency done): the
+        # others cannot start, so it looks at these alone, in the lanes' order
+        changed: set[tuple[int, str]] = set()
+        rank: dict[tuple[int, str], int] = {}  # a lane's place in `lanes`
+
         def give_lanes(t: int, ids) -> None:
             for gid in ids:
                 key = (t, ops[gid].lane)
@@ -939,6 +945,8 @@ class _Simulation:
                 lanes.setdefault(key, []).append(gid)
                 lane_pos.setdefault(key, 0)
                 lane_busy.setdefault(key, False)
+                rank.setdefault(key, len(rank))
+                changed.add(key)
 
         def enter(t: int) -> None:
             g, ids = queue[t].pop(0)
@@ -968,7 +976,10 @@ class _Simulation:
                     give_lanes(t, [gid for gid in ids if ops[gid].early])
 
         def try_start() -> None:
-            for key, items in lanes.items():
+            looked = sorted(changed, key=rank.__getitem__)
+            changed.clear()
+            for key in looked:
+                items = lanes[key]
                 if lane_busy[key] or lane_pos[key] >= len(items):
                     continue
                 op = ops[items[lane_pos[key]]]
@@ -977,10 +988,10 @@ class _Simulation:
                 lane_busy[key] = True
                 lane_pos[key] += 1
                 op.start = now
-                where = (f"group {self.program.groups[op.group].group_id}, tile {op.tile}, "
-                         f"step {op.ins.step}, instruction {op.index} ({op.ins.kind} "
-                         f"{op.lane})")
                 if self.model.functional:
+                    where = (f"group {self.program.groups[op.group].group_id}, tile "
+                             f"{op.tile}, step {op.ins.step}, instruction {op.index} "
+                             f"({op.ins.kind} {op.lane})")
                     op.commit = self.model.start(op, where)
                 if op.stream:
                     heapq.heappush(setup_done, (now + op.fixed, op.gid))
@@ -1000,8 +1011,12 @@ class _Simulation:
             busy[op.lane] = busy.get(op.lane, 0.0) + (now - op.start)
             lane_busy[(op.tile, op.lane)] = False
             lane_free[(op.tile, op.lane)] = now
+            changed.add((op.tile, op.lane))
             for u in op.users:
-                ops[u].waiting -= 1
+                user = ops[u]
+                user.waiting -= 1
+                if not user.waiting:
+                    changed.add((user.tile, user.lane))
             unfinished[(op.group, op.tile)] -= 1
             if (unfinished[(op.group, op.tile)] == 0 and current[op.tile] is not None
                     and current[op.tile][0] == op.group):
