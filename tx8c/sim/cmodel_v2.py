@@ -933,8 +933,9 @@ class _Simulation:
         ddr_rate = config.ddr_bandwidth_bytes_per_s / config.clock_hz
 
         # the lanes whose next instruction may have become startable since `try_start`
-        # last looked (given instructions, freed, their head's last dependency done): the
-        # others cannot start, so it looks at these alone, in the lanes' order
+        # last looked (given instructions, freed, their head's last dependency done; a
+        # lane not given any yet waits for its first): the others cannot start, so it
+        # looks at these alone, in the lanes' order
         changed: set[tuple[int, str]] = set()
         rank: dict[tuple[int, str], int] = {}  # a lane's place in `lanes`
 
@@ -976,7 +977,7 @@ class _Simulation:
                     give_lanes(t, [gid for gid in ids if ops[gid].early])
 
         def try_start() -> None:
-            looked = sorted(changed, key=rank.__getitem__)
+            looked = sorted((k for k in changed if k in rank), key=rank.__getitem__)
             changed.clear()
             for key in looked:
                 items = lanes[key]
