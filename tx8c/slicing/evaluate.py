@@ -1351,6 +1351,20 @@ def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int
     return stage
 
 
+def deep_stages_differ(spec: GroupSpec) -> bool:
+    """Whether a deep pipeline can stage some node otherwise than the shallow one
+    (`_stages`), for some candidate: only a compute node reading a compute node on
+    another lane moves to a later stage. A node's lane follows its engine
+    (`node_lane`), except an LSU node's (ld or tdma, by its slice's transfers): an edge
+    with one counts. Without such an edge a candidate and its deep form run the same
+    stages, tasks and buffers: one plan."""
+    compute = {n.index: n for n in spec.nodes if n.kind == "compute"}
+    return any(
+        p.engine != n.engine or Engine.LSU in (p.engine, n.engine)
+        for n in compute.values() for ref in n.inputs
+        if not ref.is_input and (p := compute.get(ref.node)) is not None)
+
+
 @dataclass(frozen=True)
 class Schedule:
     """What the estimate knows of a candidate's schedule beside its tasks: the steps of

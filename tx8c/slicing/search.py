@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from tx8c.errors import Tx8Error
 from tx8c.interfaces.sharding import LoopDim, piece_bounds
-from tx8c.slicing.evaluate import Evaluator, Pending, Rejected
+from tx8c.slicing.evaluate import Evaluator, Pending, Rejected, deep_stages_differ
 from tx8c.slicing.group import GroupSpec
 from tx8c.slicing.plan import Candidate, Plan, ReduceCut
 from tx8c.slicing.space import (
@@ -576,7 +576,9 @@ def _reducing_node(spec: GroupSpec) -> int | None:
 
 def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOptions
                           ) -> Iterator[Candidate]:
-    """Every candidate of the space (see the module docstring)."""
+    """Every plan of the space (see the module docstring), each once: shardings that cut
+    the anchor alike (`distinct_shardings`) and a deep pipeline that stages nothing
+    otherwise (`deep_stages_differ`) are listed once."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
@@ -586,6 +588,9 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
         shardings.append((1,) * len(loops))
     reductions: list[ReduceCut | None] = [None, *reduce_cuts(spec, config.tiles_per_chip,
                                                              config)]
+    pipelines = [(True, False), (True, True), (False, False)]
+    if not deep_stages_differ(spec):
+        pipelines.remove((True, True))  # the deep form is the shallow one's plan
     for sharding in distinct_shardings(loops, shardings, granules):
         share = _share(loops, sharding)
         used = _used_tiles(spec, Candidate(sharding, (1,) * len(loops)), granules)
@@ -595,7 +600,7 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
             for red in reductions:
                 if red is not None and math.prod(red.sharding) * used > config.tiles_per_chip:
                     continue
-                for pipelined, deep in ((True, False), (True, True), (False, False)):
+                for pipelined, deep in pipelines:
                     yield Candidate(sharding, split, red, pipelined, deep)
 
 
