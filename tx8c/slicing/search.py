@@ -11,8 +11,9 @@ and a node's reduction is cut (in time, and over the tiles a small output leaves
 when it helps.
 
 `mode="exhaustive"` enumerates the whole space instead (every sharding of every level,
-every split of every dim, the three pipeline modes, every reduction cut), up to
-`max_candidates`: it certifies the default search on small groups.
+every split of every dim, the three pipeline modes, every reduction cut), each plan once
+(shardings that cut the anchor alike, a deep pipeline that stages nothing otherwise),
+up to `max_candidates`: it certifies the default search on small groups.
 """
 
 from __future__ import annotations
