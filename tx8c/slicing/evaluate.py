@@ -253,6 +253,9 @@ class Split:
     """Per node of `multicast`, per busy tile, the mesh hops from its source (0: the
     source itself, or a tile loading none of it): a delivery ends `hops` NoC hops after
     the read (`cost.multicast_done`)."""
+    ragged: frozenset[int] = frozenset()
+    """The nodes whose windows the busy tiles of a share do not all move alike
+    (`_ragged`)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -357,6 +360,26 @@ def _clipped(busy, windows) -> frozenset[int]:
                             zip(mine, widest[tile.anchor.shape], strict=True)))
 
 
+def _ragged(windows, share_of) -> frozenset[int]:
+    """The nodes whose window the busy tiles of one share (`Split.shares`: the estimate
+    times them alike, at the share's slices) do not all move alike: a halo cut at the
+    image's border (ResNet-50's stem reads 18 x 30 image pixels on a corner tile, 23 x
+    33 inside, all of one share). Such tiles' DMAs take different times, so on the
+    chip they drift out of step (`_run_lanes`' `setups`); tiles of different shares,
+    and those moving none of a node (a Concatenate input, a Split piece: `absent`), are
+    classes of their own already. Empty with one busy tile (`windows` empty)."""
+    out: set[int] = set()
+    first: dict[int, list] = {}  # share -> per node, the first window shape seen
+    for loops, share in zip(windows, share_of or (0,) * len(windows), strict=True):
+        shapes = [None if w is None else w.shape for w in loops]
+        seen = first.setdefault(share, list(shapes))
+        for n, shape in enumerate(shapes):
+            seen[n] = seen[n] if seen[n] is not None else shape
+        out.update(n for n, (a, b) in enumerate(zip(seen, shapes, strict=True))
+                   if a is not None and b is not None and a != b)
+    return frozenset(out)
+
+
 def _widen(best: list, shapes) -> None:
     """Widen `best` (per node a shape or None) in place to hold `shapes` too, dim by
     dim (a node of another rank in `shapes` replaces its entry; None widens nothing)."""
@@ -431,7 +454,8 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                                      granules, propagate, uneven)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
-                 share_slices, share_steps, edges, crossing if any(crossing) else (), hops)
+                 share_slices, share_steps, edges, crossing if any(crossing) else (), hops,
+                 _ragged(sharded.windows, share_of))
 
 
 EDGE_DIMS = 3
@@ -1327,6 +1351,20 @@ def _stages(spec: GroupSpec, lanes: dict[int, str], deep: bool) -> dict[int, int
     return stage
 
 
+def deep_stages_differ(spec: GroupSpec) -> bool:
+    """Whether a deep pipeline can stage some node otherwise than the shallow one
+    (`_stages`), for some candidate: only a compute node reading a compute node on
+    another lane moves to a later stage. A node's lane follows its engine
+    (`node_lane`), except an LSU node's (ld or tdma, by its slice's transfers): an edge
+    with one counts. Without such an edge a candidate and its deep form run the same
+    stages, tasks and buffers: one plan."""
+    compute = {n.index: n for n in spec.nodes if n.kind == "compute"}
+    return any(
+        p.engine != n.engine or Engine.LSU in (p.engine, n.engine)
+        for n in compute.values() for ref in n.inputs
+        if not ref.is_input and (p := compute.get(ref.node)) is not None)
+
+
 @dataclass(frozen=True)
 class Schedule:
     """What the estimate knows of a candidate's schedule beside its tasks: the steps of
@@ -1361,6 +1399,9 @@ class Schedule:
     kept: frozenset[int] = frozenset()
     """The ready loads the lowering leaves in their frame order all the same
     (`kept_in_order`: their first buffer copy's bytes held a buffer used before)."""
+    ragged: frozenset[int] = frozenset()
+    """`Split.ragged`: the nodes whose DMAs the busy tiles run out of step (`_run_lanes`'
+    `setups`)."""
 
 
 EXACT_STEPS = 12
@@ -1779,7 +1820,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     classes = schedule.classes or (TileClass(schedule.tiles),)
-    lane, key, fixed, stream, deps, streams = [], [], [], [], [], []
+    lane, key, fixed, stream, deps, streams, setups = [], [], [], [], [], [], []
     follows: dict[int, tuple[int, int]] = {}  # delivery -> (its load, tail)
     latest: list[dict[int, int]] = [{} for _ in classes]  # per class: node -> last instr.
     runs: list[dict[int, int]] = [{} for _ in classes]  # node -> buffer copy of last run
@@ -1835,8 +1876,9 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             stream.append(streamed)
             deps.append(need)
             streams.append(chip_streams)
+            setups.append(r.drifts and streamed > 0)
     total, busy, channel = _run_lanes(lane, len(lanes), key, fixed, stream, deps, streams,
-                                      schedule.tiles, config, follows)
+                                      schedule.tiles, config, follows, setups)
     out: dict[str, float] = {"ddr": channel}
     for (_, name), k in lanes.items():
         out[name] = max(out.get(name, 0.0), busy[k])
@@ -1863,7 +1905,8 @@ class _Runner:
     (buffer, copies)."""
 
     __slots__ = ("node", "lane", "stage", "start", "classes", "inputs", "delivers",
-                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "ready")
+                 "noc", "holds", "reads", "writes", "writes_to", "accumulates", "ready",
+                 "drifts")
 
     def __init__(self, t: Task, spec: GroupSpec, schedule: Schedule, classes, views, costs,
                  home, writes, starts, acc_node: int, lanes: dict, config: TX8Config):
@@ -1884,6 +1927,9 @@ class _Runner:
         self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
         self.delivers = t.delivers
         self.noc = t.lane == "noc"
+        # a load whose tiles move windows of different sizes, so they drift out of step:
+        # its setup keeps its share of the DDR (`_run_lanes`' `setups`)
+        self.drifts = t.lane == "ld" and t.node in schedule.ragged
         self.holds = not self.noc or t.delivers  # it writes or reads buffer copies
         self.reads = [] if t.delivers else [
             (b, schedule.buffers[b][0]) for b, _ in home.get(t.node, ())]
@@ -1896,8 +1942,8 @@ class _Runner:
 
 
 def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, tiles: int,
-               config: TX8Config, follows: dict[int, tuple[int, int]] | None = None
-               ) -> tuple[float, list[float], float]:
+               config: TX8Config, follows: dict[int, tuple[int, int]] | None = None,
+               setups: list[bool] | None = None) -> tuple[float, list[float], float]:
     """Run instructions on their lanes (`of[i]`: instruction i's lane, of `lanes`), in
     `key` order per lane (`key[i]` a tuple ending with i, e.g. (start in the frame,
     node, i)), with their dependencies; a streaming instruction's `stream` cycles are at
@@ -1906,15 +1952,30 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
     (j, tail): instruction i (a multicast delivery, started once j ended) streams its
     `fixed` cycles from when both j began and i was ready (its lane free, its other
     dependencies done), and ends no sooner than `tail` after j (`cost.multicast_done`,
-    as cmodel v2 times a NocCopy). Returns the end, the busy time per lane and the DDR
-    channel's busy time.
+    as cmodel v2 times a NocCopy). `setups[i]`: instruction i's fixed part is the setup
+    of a DMA whose tiles are out of step (a load of windows of different sizes on the
+    tiles the estimate times alike: `Split.ragged`); its `streams[i]` tiles keep their
+    share of the DDR through it (the other streams run no faster for it). Returns the
+    end, the busy time per lane and the DDR channel's busy time.
+
+    Why such a setup keeps its share: the estimate runs a tile class's tiles, and the
+    classes of one schedule, in lockstep, so their DMAs' setups all fall at once and a
+    stream of another class would run at the LSU's full rate (10 x its share on a
+    16-tile chip) through each of them. On the chip (cmodel v2) tiles whose windows
+    differ take different times and drift apart, so one tile's setup overlaps the
+    others' streams. ResNet-50's stem: one tile reads the 50 KB weight while 15 load
+    image windows (halos cut at the border) back to back; with free setups the weight
+    arrived after 1 923 cycles, on cmodel v2 after 3 135 (the deep W-cut plans were
+    estimated 0.942 of cmodel v2 alone; now 1.022). Tiles moving equal windows stay in
+    step on cmodel v2 as well (BERT-base's LayerNorm stores: their setups are free).
 
     The search's hot loop: the chip's streams (whole tiles: their sum is exact in any
-    order) and their rate change only when a stream starts or ends. The lanes' numbers
+    order) and their rate change only when a stream or a setup starts or ends. The lanes' numbers
     change nothing: every lane starts what it can at each moment, and the instructions
     end in the order of their (end, index)."""
     follows = follows or {}
     n = len(of)
+    setups = setups or [False] * n
     users: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for i, need in enumerate(deps):
@@ -1941,6 +2002,7 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
     timers: list[tuple[float, int]] = []  # (end of a fixed part, instruction)
     streaming: dict[int, float] = {}
     chip = 0  # tiles streaming on the chip
+    setting = 0  # tiles in a DMA's setup, keeping their share (`setups`)
     rate = 0.0  # each stream's share of the DDR, in full-share cycles per cycle
     channel = 0.0  # bytes the chip's streams moved so far
     now, done = 0.0, 0
@@ -1962,6 +2024,10 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
                 push(timers, (max(now, ended[j] + tail, max(began[j], ready) + fixed[i]), i))
             else:
                 push(timers, (now + fixed[i], i))
+            if setups[i]:
+                setting += streams[i]
+                if streaming:
+                    rate = min(lsu, ddr / (chip + setting)) / share
         changed = []
         if done >= n:
             break
@@ -1992,6 +2058,8 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
             if stream[i] > 0 and i not in streaming:
                 streaming[i] = float(stream[i])
                 chip += streams[i]
+                if setups[i]:
+                    setting -= streams[i]
                 started = True
             else:
                 ended_now.append(i)
@@ -2008,7 +2076,7 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
                     changed.append(of[u])
             done += 1
         if streaming and (started or ended_now):
-            rate = min(lsu, ddr / chip) / share
+            rate = min(lsu, ddr / (chip + setting)) / share
     return now, busy, channel / ddr
 
 
@@ -2456,7 +2524,8 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
         (v.node, v.readers, copies.get(v.name, 1)) for v in values if v.kind == "value"),
         accumulating(cand), owners, classes, costs if any(costs) else (),
         edges if any(edges) else (), constants_first,
-        kept_in_order(spec, values, buffers, placed) if constants_first else frozenset())
+        kept_in_order(spec, values, buffers, placed) if constants_first else frozenset(),
+        split.ragged)
 
 
 def kept_in_order(spec: GroupSpec, values: list[_Value], buffers: list[Buffer],

@@ -10,7 +10,7 @@ as one that estimates every candidate.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from pathlib import Path
 
@@ -219,13 +219,15 @@ def test_candidates_sharing_an_estimate_get_their_own_plans():
     evaluator = Evaluator(spec, DEFAULT_CONFIG)
     space = exhaustive_candidates(spec, DEFAULT_CONFIG, SearchOptions(mode="exhaustive"))
     plans = 0
-    for cand in islice(space, 240):  # the pipeline forms of a split are consecutive
-        try:
-            plan = evaluator(cand)
-        except Rejected:
-            continue
-        plans += 1
-        assert plan == evaluate_module.evaluate(spec, cand, DEFAULT_CONFIG)
+    for cand in islice(space, 160):  # the pipeline forms of a split are consecutive
+        # the exhaustive space lists a deep form only where it stages a node otherwise
+        for form in (cand, replace(cand, deep=True)) if cand.pipelined else (cand,):
+            try:
+                plan = evaluator(form)
+            except Rejected:
+                continue
+            plans += 1
+            assert plan == evaluate_module.evaluate(spec, form, DEFAULT_CONFIG)
     assert 0 < len(evaluator.estimates) < plans  # some candidates shared an estimate
 
 

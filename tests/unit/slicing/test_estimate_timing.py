@@ -33,7 +33,7 @@ from tx8c.slicing.evaluate import (
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.plan import Candidate, ReduceCut
 from tx8c.target.config import DEFAULT_CONFIG
-from tx8c.target.cost import multicast_done, noc_multicast_cycles
+from tx8c.target.cost import ddr_bytes_per_cycle, multicast_done, noc_multicast_cycles
 
 SETUP = DEFAULT_CONFIG.dma_setup_cycles
 
@@ -82,6 +82,30 @@ def test_deliveries_of_consecutive_steps_queue_on_the_noc():
                  {1: (0, 24), 3: (2, 24)})
     assert end == 2000
     assert 2 * load + 24 < end
+
+
+def _chip_run(setups: list[bool]) -> float:
+    """`_run_lanes` on a 16-tile chip (a full share: 12.5 bytes a cycle; a lone stream
+    runs at the LSU's 128, 10.24 shares): one tile streams 1000 share-cycles (ResNet-50
+    stem's weight) while a class of 15 tiles runs two DMAs back to back, each SETUP
+    then 100 share-cycles; `setups` says whose fixed part keeps its share."""
+    of, key = [0, 1, 1], [(0, 0, 0), (0, 1, 1), (1, 1, 2)]
+    end, _, _ = _run_lanes(of, 2, key, [0, SETUP, SETUP], [1000, 100, 100], [[], [], []],
+                           [1, 15, 15], 16, DEFAULT_CONFIG, None, setups)
+    return end
+
+
+def test_a_lone_stream_runs_at_its_share_through_the_setups_of_tiles_out_of_step():
+    """The 15 tiles' setups keep their share: the weight streams at one share while
+    they set up or stream (0 to 2 (SETUP + 100)), then alone: 672 share-cycles at
+    10.24, ending at 2 (SETUP + 100) + 672 / 10.24. Were the setups free (all 15 in
+    step, as before), the weight would run 10.24 times as fast through each and end
+    before the second DMA (cmodel v2's tiles are not in step: the stem's weight took
+    3 135 cycles there, 1 923 in the estimate)."""
+    lone = DEFAULT_CONFIG.lsu_bytes_per_cycle / (ddr_bytes_per_cycle(DEFAULT_CONFIG) / 16)
+    assert _chip_run([False, True, True]) == pytest.approx(
+        2 * (SETUP + 100) + (1000 - 2 * (SETUP + 100)) / lone)
+    assert _chip_run([False, False, False]) < 2 * (SETUP + 100)
 
 
 def test_a_delivery_waits_for_its_other_dependencies_before_it_streams():

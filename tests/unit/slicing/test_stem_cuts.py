@@ -20,7 +20,7 @@ from tx8c.const_container import module_container
 from tx8c.pipeline import CompileOptions, ddr_spec, slicing_spec
 from tx8c.sim.cmodel_v2 import run_program
 from tx8c.sim.reference import run_reference
-from tx8c.slicing.evaluate import evaluate
+from tx8c.slicing.evaluate import data_split, evaluate
 from tx8c.slicing.group import ValueRef, group_spec
 from tx8c.slicing.plan import Candidate
 from tx8c.slicing.search import search
@@ -91,3 +91,20 @@ def test_the_w_cut_stem_runs_to_the_reference(monkeypatch):
     got, _ = run_program(program, module, [x], container)
     for want, value in zip(run_reference(module, [x]), got, strict=True):
         assert value.tobytes() == want.tobytes()
+
+
+def test_the_image_loads_of_a_w_cut_stem_run_out_of_step():
+    """A border tile's image window loses its halo (W_CUT: 2 x 4 tiles), so the image
+    load is `ragged`: its DMAs take different times on different tiles, which drift
+    apart on the chip, and their setups keep their share of the DDR in the estimate
+    (`_run_lanes`' `setups`); the weight, the bias and the store move the same on every
+    tile."""
+    _, spec = stem_group(stem())
+    ragged = data_split(spec, W_CUT, DEFAULT_CONFIG).ragged
+    kinds = {spec.nodes[n].label.split("#")[0] for n in ragged}
+    image = next(n.index for n in spec.nodes if n.kind == "load"
+                 and n.label.startswith("LoadVar"))
+    assert image in ragged
+    assert kinds <= {"LoadVar", "ChannelNorm", "Transpose", "Conv", "Relu", "Pool"}
+    assert not any(spec.nodes[n].kind == "store" for n in ragged)
+    assert not any(spec.nodes[n].label.startswith("LoadConst") for n in ragged)
