@@ -10,32 +10,14 @@ from dataclasses import replace
 import numpy as np
 
 from tests.unit.slicing.helpers import single, the_group
-from tests.unit.slicing.test_exhaustive_space import plan_of
+from tests.unit.slicing.test_exhaustive_space import offered_by_default_search, plan_of
 from tests.unit.slicing.test_stem_cuts import stem, stem_group
 from tx8c.dialect.ops.conv_gemm import GemmOp
 from tx8c.slicing import evaluate as evaluate_module
-from tx8c.slicing import search as search_module
 from tx8c.slicing.evaluate import Evaluator, deep_stages_differ
 from tx8c.slicing.group import group_spec
 from tx8c.slicing.plan import Candidate
 from tx8c.target.config import DEFAULT_CONFIG
-
-
-def offered_by_default_search(spec, monkeypatch) -> list:
-    """The candidates the default search offers on `spec`, in order (the evaluator
-    remembers a candidate offered again: only distinct ones are estimated)."""
-    offered = []
-    real_offer = search_module._Best.offer
-
-    def offer(self, spec, cand, config):
-        offered.append(cand)
-        return real_offer(self, spec, cand, config)
-
-    monkeypatch.setattr(search_module._Best, "offer", offer)
-    search_module._searched.cache_clear()
-    search_module.search(spec, DEFAULT_CONFIG)
-    search_module._searched.cache_clear()
-    return offered
 
 
 def test_the_default_search_estimates_each_plan_of_the_stem_once(monkeypatch):
