@@ -2292,12 +2292,14 @@ class Evaluator:
     """Evaluates candidates of one group, with what they share computed once: the
     propagated windows, and per sharding, split and reduction cut the data split and the
     node tasks (the pipelined, deep and unpipelined forms of a candidate differ only in
-    their stages); a candidate offered again gets its first answer; candidates with the
-    same tasks and schedule (a deep pipeline whose stages are the shallow one's, ...)
-    share one estimate (`estimates`) and one lower bound (`floors`)."""
+    their stages); a candidate offered again gets its first answer; a deep form where
+    no node's stage differs (`deep_stages_differ`) is its shallow form's answer under
+    its own name; other candidates with the same tasks and schedule share one estimate
+    (`estimates`) and one lower bound (`floors`)."""
 
     def __init__(self, spec: GroupSpec, config: TX8Config, constants_first: bool = True):
         self.spec, self.config = spec, config
+        self.deep_differs = deep_stages_differ(spec)
         self.constants_first = constants_first  # `Schedule.constants_first`
         self.propagate = Propagator(spec)
         self.bound = group_bound(spec, config)
@@ -2316,7 +2318,13 @@ class Evaluator:
         return self.pending(cand, allocate_spm).plan
 
     def pending(self, cand: Candidate, allocate_spm: bool = True) -> Pending:
-        """`prepare` of `cand` (cached)."""
+        """`prepare` of `cand` (cached). A deep form that stages nothing otherwise gets
+        its shallow form's answer (the same stages, tasks, buffers and estimate: the
+        search asks for both, and preparing it again cost a data split's tasks, SPM
+        allocation and schedule)."""
+        if cand.deep and not self.deep_differs:
+            return _remembered(self.answers, (cand, allocate_spm), lambda: self.pending(
+                replace(cand, deep=False), allocate_spm).renamed(cand))
         return _remembered(self.answers, (cand, allocate_spm), lambda: prepare(
             self.spec, cand, self.config, allocate_spm, self))
 
@@ -2381,6 +2389,12 @@ class Pending:
     @property
     def cycles(self) -> int:
         return self.plan.cycles
+
+    def renamed(self, candidate: Candidate) -> Pending:
+        """This answer for `candidate`, another name of the same plan (its Plan's
+        `candidate` is `candidate`)."""
+        return Pending(candidate, self.tiles, self.spm_peak, self.lower_bound,
+                       lambda: replace(self.plan, candidate=candidate))
 
 
 def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: bool = True,

@@ -319,7 +319,10 @@ def _scored(fitting: list[_Sharded], refine: int, tiles: int
 
 def _first_phase(spec, config, options) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
     """(the anchor's granules, the shardings the first phase visits - the first `levels`
-    levels, then no sharding -, the splittable dims in `split_order`)."""
+    levels, then no sharding, each cut of the anchor once (`distinct_shardings`: two
+    shardings that cut it alike give equal candidates at every split, so the second
+    only repeated the first's estimates and took a refine slot of `_scored`) -, the
+    splittable dims in `split_order`)."""
     loops = spec.anchor_loops
     granules = anchor_granules(spec, config)
     levels = ranked_shardings(loops, config.tiles_per_chip, granules[-1] if granules else 1,
@@ -329,7 +332,7 @@ def _first_phase(spec, config, options) -> tuple[list[int], list[tuple[int, ...]
     if none not in visited:
         visited.append(none)
     order = [d for d in split_order(len(loops), options.n_first) if loops[d].split]
-    return granules, visited, order
+    return granules, distinct_shardings(loops, visited, granules), order
 
 
 def plan_exists(spec: GroupSpec, config: TX8Config,

@@ -33,6 +33,23 @@ def plan_of(spec, cand) -> tuple:
             cand.deep and deep_stages_differ(spec))
 
 
+def offered_by_default_search(spec, monkeypatch) -> list:
+    """The candidates the default search offers on `spec`, in order (the evaluator
+    remembers a candidate offered again: only distinct ones are prepared)."""
+    offered = []
+    real_offer = search_module._Best.offer
+
+    def offer(self, spec, cand, config):
+        offered.append(cand)
+        return real_offer(self, spec, cand, config)
+
+    monkeypatch.setattr(search_module._Best, "offer", offer)
+    search_module._searched.cache_clear()
+    search_module.search(spec, DEFAULT_CONFIG)
+    search_module._searched.cache_clear()
+    return offered
+
+
 def test_the_exhaustive_space_counts_each_plan_once():
     """The stem's N (1) and C (one channel block) give one piece whatever their factor,
     so (1, 1, 8, 2) and (2, 1, 8, 1) cut it alike; the space listed both (ResNet-50's
@@ -51,17 +68,7 @@ def test_the_exhaustive_space_has_every_candidate_the_default_search_offers(monk
     a = rng.standard_normal((4, 2048)).astype(np.float32)
     b = rng.standard_normal((2048, 64)).astype(np.float32)
     spec = group_spec(the_group(single(GemmOp, [a, b])))
-    offered = []
-    real_offer = search_module._Best.offer
-
-    def offer(self, spec, cand, config):
-        offered.append(cand)
-        return real_offer(self, spec, cand, config)
-
-    monkeypatch.setattr(search_module._Best, "offer", offer)
-    search_module._searched.cache_clear()
-    search_module.search(spec, DEFAULT_CONFIG)
-    search_module._searched.cache_clear()
+    offered = offered_by_default_search(spec, monkeypatch)
     space = {plan_of(spec, c) for c in exhaustive_candidates(spec, DEFAULT_CONFIG,
                                                              EXHAUSTIVE)}
     cut_over_idle_tiles = [c for c in offered if c.reduce is not None
