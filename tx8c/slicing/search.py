@@ -243,7 +243,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
-    deep pipelines for the best plans; a polish around the best."""
+    deep pipelines for the best plans (and, per cut over idle tiles, its cut in time
+    traded for a deep pipeline's steps: `_steps_for_time_cuts`); a polish around the
+    best."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
@@ -362,7 +364,7 @@ def _share(loops, sharding) -> list[int]:
 def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     """The `refine` best pipelined plans with a stage per engine change (`deep`), and
     the best of those with more steps along each dim (deeper pipelines pay off over
-    more steps). Whether any deep plan fits."""
+    more steps); then `_steps_for_time_cuts`. Whether any deep plan fits."""
     shallow = [p for p in best.found if p.candidate.pipelined and not p.candidate.deep]
     seen = set()
     for plan in by_cycles(shallow):
@@ -384,13 +386,17 @@ def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
 
 
 def _steps_for_time_cuts(spec, config, best: _Best, granules, order) -> None:
-    """Per cut of the reduction over tiles, the fastest pipelined plan that also cuts it
-    in time, with the cut in time traded for a deep pipeline's steps: undone, deep, the
-    split along each dim doubled while that pays. A cut in time streams the weights
-    step by step; the deep pipeline's steps overlap the loads of one step's rows with
-    the previous step's compute instead (BERT-base's Gemm + Add + LayerNorm over 128
-    rows: 4 row shares, the reduction over the 4 tiles each leaves idle, 4 steps of rows,
-    deep: 23 096 cycles against 26 824 with the cut in 4 steps)."""
+    """Per cut of the reduction over (idle) tiles, the fastest pipelined plan offered
+    that also cuts it in time, with the cut in time traded for a deep pipeline's steps:
+    undone (`_untimed`), deep, and the split along each dim doubled from the plan's
+    while that pays (it stops at the first doubling not faster than the one before, so
+    each dim costs a few candidates, and their estimates run). A cut in time streams
+    the weights piece by piece; a deep pipeline's steps overlap one step's loads with
+    the previous step's compute instead, and on a cut over tiles each tile's weights
+    are already a fraction (BERT-base's Gemm + Add + LayerNorm over 128 rows: 4 row
+    shares, K over the 4 tiles each leaves idle, 4 steps of rows, deep: 23 096 cycles;
+    the search took K over 2 tiles and in 8 pieces, 24 856, and tried the cut over 4
+    tiles only without row steps, 26 824 at best)."""
     per_tiles: dict[tuple[int, ...], list[Pending]] = {}
     for plan in best.found:
         cand = plan.candidate
