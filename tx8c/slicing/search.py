@@ -388,15 +388,16 @@ def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
 def _steps_for_time_cuts(spec, config, best: _Best, granules, order) -> None:
     """Per cut of the reduction over (idle) tiles, the fastest pipelined plan offered
     that also cuts it in time, with the cut in time traded for a deep pipeline's steps:
-    undone (`_untimed`), deep, and the split along each dim doubled from the plan's
-    while that pays (it stops at the first doubling not faster than the one before, so
-    each dim costs a few candidates, and their estimates run). A cut in time streams
-    the weights piece by piece; a deep pipeline's steps overlap one step's loads with
-    the previous step's compute instead, and on a cut over tiles each tile's weights
-    are already a fraction (BERT-base's Gemm + Add + LayerNorm over 128 rows: 4 row
-    shares, K over the 4 tiles each leaves idle, 4 steps of rows, deep: 23 096 cycles;
-    the search took K over 2 tiles and in 8 pieces, 24 856, and tried the cut over 4
-    tiles only without row steps, 26 824 at best)."""
+    undone (`_untimed`), deep, and the split along its first dim that can be split
+    further (as the first phase's extra steps) doubled while that pays (it stops at the
+    first doubling not faster than the one before: a few candidates per cut, whose
+    estimates run; every dim cost ResNet-50 3 % more estimates for no better plan).
+    A cut in time streams the weights piece by piece; a deep pipeline's steps overlap
+    one step's loads with the previous step's compute instead, and on a cut over tiles
+    each tile's weights are already a fraction (BERT-base's Gemm + Add + LayerNorm over
+    128 rows: 4 row shares, K over the 4 tiles each leaves idle, 4 steps of rows, deep:
+    23 096 cycles; the search took K over 2 tiles and in 8 pieces, 24 856, and tried
+    the cut over 4 tiles only without row steps, 26 824 at best)."""
     per_tiles: dict[tuple[int, ...], list[Pending]] = {}
     for plan in best.found:
         cand = plan.candidate
@@ -405,14 +406,20 @@ def _steps_for_time_cuts(spec, config, best: _Best, granules, order) -> None:
     for plans in per_tiles.values():
         base = replace(_untimed(_fastest(plans).candidate), deep=True)
         share = _share(spec.anchor_loops, base.sharding)
-        for d in order:
+        for d in [d for d in order if next_split(share[d], base.split[d], granules[d])][:1]:
             split, last = list(base.split), None
             while (nxt := halved_split(share[d], split[d], granules[d])) is not None:
                 split[d] = nxt
                 plan = best.offer(spec, replace(base, split=tuple(split)), config)
-                if plan is not None and last is not None and plan.cycles >= last.cycles:
+                if plan is not None and last is not None and not _faster(plan, last):
                     break
                 last = plan or last
+
+
+def _faster(plan: Pending, than: Pending) -> bool:
+    """Whether `plan` is faster than `than`, without its estimate when its lower bound
+    already says no."""
+    return plan.lower_bound < than.cycles and plan.cycles < than.cycles
 
 
 def _polish(spec, config, best: _Best, granules, order) -> None:
