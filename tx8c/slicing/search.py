@@ -243,7 +243,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
-    deep pipelines for the best plans; a polish around the best."""
+    deep pipelines for the best plans (and, per cut over idle tiles, its cut in time
+    traded for a deep pipeline's steps: `_steps_for_time_cuts`); a polish around the
+    best."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
@@ -365,7 +367,7 @@ def _share(loops, sharding) -> list[int]:
 def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     """The `refine` best pipelined plans with a stage per engine change (`deep`), and
     the best of those with more steps along each dim (deeper pipelines pay off over
-    more steps). Whether any deep plan fits."""
+    more steps); then `_steps_for_time_cuts`. Whether any deep plan fits."""
     shallow = [p for p in best.found if p.candidate.pipelined and not p.candidate.deep]
     seen = set()
     for plan in by_cycles(shallow):
@@ -382,7 +384,45 @@ def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     share = _share(spec.anchor_loops, base.sharding)
     for cand in _deeper(base, share, granules, order, options):
         best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
+    _steps_for_time_cuts(spec, config, best, granules, order)
     return True
+
+
+def _steps_for_time_cuts(spec, config, best: _Best, granules, order) -> None:
+    """Per cut of the reduction over (idle) tiles, the fastest pipelined plan offered
+    that also cuts it in time, with the cut in time traded for a deep pipeline's steps:
+    undone (`_untimed`), deep, and the split along its first dim that can be split
+    further (as the first phase's extra steps) doubled while that pays (it stops at the
+    first doubling not faster than the one before: a few candidates per cut, whose
+    estimates run; every dim cost ResNet-50 3 % more estimates for no better plan).
+    A cut in time streams the weights piece by piece; a deep pipeline's steps overlap
+    one step's loads with the previous step's compute instead, and on a cut over tiles
+    each tile's weights are already a fraction (BERT-base's Gemm + Add + LayerNorm over
+    128 rows: 4 row shares, K over the 4 tiles each leaves idle, 4 steps of rows, deep:
+    23 096 cycles; the search took K over 2 tiles and in 8 pieces, 24 856, and tried
+    the cut over 4 tiles only without row steps, 26 824 at best)."""
+    per_tiles: dict[tuple[int, ...], list[Pending]] = {}
+    for plan in best.found:
+        cand = plan.candidate
+        if cand.pipelined and _cut_in_time(cand.reduce) and max(cand.reduce.sharding) > 1:
+            per_tiles.setdefault(cand.reduce.sharding, []).append(plan)
+    for plans in per_tiles.values():
+        base = replace(_untimed(_fastest(plans).candidate), deep=True)
+        share = _share(spec.anchor_loops, base.sharding)
+        for d in [d for d in order if next_split(share[d], base.split[d], granules[d])][:1]:
+            split, last = list(base.split), None
+            while (nxt := halved_split(share[d], split[d], granules[d])) is not None:
+                split[d] = nxt
+                plan = best.offer(spec, replace(base, split=tuple(split)), config)
+                if plan is not None and last is not None and not _faster(plan, last):
+                    break
+                last = plan or last
+
+
+def _faster(plan: Pending, than: Pending) -> bool:
+    """Whether `plan` is faster than `than`, without its estimate when its lower bound
+    already says no."""
+    return plan.lower_bound < than.cycles and plan.cycles < than.cycles
 
 
 def _polish(spec, config, best: _Best, granules, order) -> None:
@@ -392,9 +432,8 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
     base = best.plan.candidate
     share = _share(spec.anchor_loops, base.sharding)
     reduces = [base.reduce]
-    if base.reduce is not None and math.prod(base.reduce.split) > 1:
-        undone = replace(base.reduce, split=(1,) * len(base.reduce.split))
-        reduces.append(undone if math.prod(undone.sharding) > 1 else None)  # no cut left
+    if _cut_in_time(base.reduce):
+        reduces.append(_untimed(base).reduce)
     for d in sorted(order):
         for value in split_values(share[d], granules[d]):
             split = base.split[:d] + (value,) + base.split[d + 1:]
@@ -402,6 +441,20 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
                 for deep in (False, True):
                     best.offer(spec, Candidate(base.sharding, split, reduce, True, deep),
                                config)
+
+
+def _cut_in_time(cut: ReduceCut | None) -> bool:
+    """Whether `cut` cuts the reduction in time (steps with a partial sum)."""
+    return cut is not None and math.prod(cut.split) > 1
+
+
+def _untimed(cand: Candidate) -> Candidate:
+    """`cand` with its reduction's cut in time undone (its cut over tiles kept; no cut
+    left: None)."""
+    if not _cut_in_time(cand.reduce):
+        return cand
+    undone = replace(cand.reduce, split=(1,) * len(cand.reduce.split))
+    return replace(cand, reduce=undone if math.prod(undone.sharding) > 1 else None)
 
 
 def _smallest_split(spec, sharding, share, granules, order, config, best: _Best,
