@@ -243,9 +243,8 @@ def _default_search(spec, config, options, best: _Best) -> None:
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
-    deep pipelines for the best plans (and, per cut over idle tiles, its cut in time
-    traded for a deep pipeline's steps: `_steps_for_time_cuts`); a polish around the
-    best."""
+    deep pipelines for the best plans; a polish around the best; last, per cut over idle
+    tiles, its cut in time traded for a deep pipeline's steps (`_steps_for_time_cuts`)."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
@@ -276,6 +275,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
         best.offer(spec, cand, config)
     if _deepen(spec, config, options, best, granules, order):
         _polish(spec, config, best, granules, order)
+        # last, so that it can only add plans: before the polish, a plan it found
+        # moved the polish away from a better one (Swin's qkv Gemm 16 342 -> 19 725)
+        _steps_for_time_cuts(spec, config, best, granules, order)
 
 
 @dataclass
@@ -367,7 +369,7 @@ def _share(loops, sharding) -> list[int]:
 def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     """The `refine` best pipelined plans with a stage per engine change (`deep`), and
     the best of those with more steps along each dim (deeper pipelines pay off over
-    more steps); then `_steps_for_time_cuts`. Whether any deep plan fits."""
+    more steps). Whether any deep plan fits."""
     shallow = [p for p in best.found if p.candidate.pipelined and not p.candidate.deep]
     seen = set()
     for plan in by_cycles(shallow):
@@ -384,7 +386,6 @@ def _deepen(spec, config, options, best: _Best, granules, order) -> bool:
     share = _share(spec.anchor_loops, base.sharding)
     for cand in _deeper(base, share, granules, order, options):
         best.offer(spec, replace(cand, reduce=base.reduce, deep=True), config)
-    _steps_for_time_cuts(spec, config, best, granules, order)
     return True
 
 
