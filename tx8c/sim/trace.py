@@ -87,7 +87,7 @@ def _args(e: Event) -> dict:
     args = {"group": e.group_id, "step": e.ins.step, "instruction": e.index,
             "cycles": round(e.finish - e.start)}
     if isinstance(e.ins, Dma):
-        args.update(window=_window(e.ins.window), ddr_bytes=e.ddr_bytes, early=e.ins.early)
+        args.update(window=str(e.ins.window), ddr_bytes=e.ddr_bytes, early=e.ins.early)
     elif isinstance(e.ins, NocCopy):
         args["early"] = e.ins.early
     elif isinstance(e.ins, Kernel):
@@ -95,8 +95,3 @@ def _args(e: Event) -> dict:
         if e.ddr_bytes:
             args["ddr_bytes"] = e.ddr_bytes
     return args
-
-
-def _window(window) -> str:
-    return "[" + ", ".join(f"{a}:{b}" for a, b in zip(window.start, window.stop,
-                                                      strict=True)) + "]"

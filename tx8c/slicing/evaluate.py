@@ -369,14 +369,11 @@ def _ragged(windows, share_of) -> frozenset[int]:
     and those moving none of a node (a Concatenate input, a Split piece: `absent`), are
     classes of their own already. Empty with one busy tile (`windows` empty)."""
     out: set[int] = set()
-    first: dict[int, list] = {}  # share -> per node, the first window shape seen
+    first: dict[tuple[int, int], tuple] = {}  # (share, node) -> the first window shape
     for loops, share in zip(windows, share_of or (0,) * len(windows), strict=True):
-        shapes = [None if w is None else w.shape for w in loops]
-        seen = first.setdefault(share, list(shapes))
-        for n, shape in enumerate(shapes):
-            seen[n] = seen[n] if seen[n] is not None else shape
-        out.update(n for n, (a, b) in enumerate(zip(seen, shapes, strict=True))
-                   if a is not None and b is not None and a != b)
+        for n, w in enumerate(loops):
+            if w is not None and first.setdefault((share, n), w.shape) != w.shape:
+                out.add(n)
     return frozenset(out)
 
 

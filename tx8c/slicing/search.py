@@ -261,8 +261,7 @@ def _default_search(spec, config, options, best: _Best) -> None:
             if plan is not None:
                 plans.append(plan)
         fitting.append(_Sharded(sharding, base.split, plans,
-                                _used_tiles(spec, Candidate(sharding, (1,) * len(loops)),
-                                            granules)))
+                                _used_tiles(spec, sharding, granules)))
     scored = _scored(fitting, options.refine, config.tiles_per_chip)
     for _, sharding, split in scored[: options.refine]:
         share = _share(loops, sharding)
@@ -410,14 +409,17 @@ def _steps_for_time_cuts(spec, config, best: _Best, granules, order) -> None:
     for plans in per_tiles.values():
         base = replace(_untimed(_fastest(plans).candidate), deep=True)
         share = _share(spec.anchor_loops, base.sharding)
-        for d in [d for d in order if next_split(share[d], base.split[d], granules[d])][:1]:
-            split, last = list(base.split), None
-            while (nxt := halved_split(share[d], split[d], granules[d])) is not None:
-                split[d] = nxt
-                plan = best.offer(spec, replace(base, split=tuple(split)), config)
-                if plan is not None and last is not None and not _faster(plan, last):
-                    break
-                last = plan or last
+        d = next((d for d in order if next_split(share[d], base.split[d], granules[d])),
+                 None)
+        if d is None:
+            continue
+        split, last = list(base.split), None
+        while (nxt := halved_split(share[d], split[d], granules[d])) is not None:
+            split[d] = nxt
+            plan = best.offer(spec, replace(base, split=tuple(split)), config)
+            if plan is not None and last is not None and not _faster(plan, last):
+                break
+            last = plan or last
 
 
 def _faster(plan: Pending, than: Pending) -> bool:
@@ -522,7 +524,7 @@ def _reduce_phase(spec, config, options, best: _Best, scored, visited, granules
     base (`_reduce_bases`, chosen before the first is offered)."""
     for base in _reduce_bases(spec, best, scored, visited, granules, options,
                               config.tiles_per_chip):
-        used = _used_tiles(spec, base, granules)
+        used = _used_tiles(spec, base.sharding, granules)
         yield from _reduce_candidates(spec, base, used, config)
 
 
@@ -540,7 +542,7 @@ def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: 
     per_used: dict[int, list[Candidate]] = {}
     ranked = [(sharding, split) for _, sharding, split in scored]  # best first
     for sharding, split in ranked + [(sharding, ones) for sharding in visited]:
-        used = _used_tiles(spec, Candidate(sharding, ones), granules)
+        used = _used_tiles(spec, sharding, granules)
         if used not in per_used:
             per_used[used] = [Candidate(sharding, ones), Candidate(sharding, split)]
     for used, at_count in sorted(per_used.items()):
@@ -600,12 +602,11 @@ def reduce_cuts(spec, tiles: int, config) -> list[ReduceCut]:
     return out
 
 
-def _used_tiles(spec, cand: Candidate, granules) -> int:
-    """The tiles a candidate's sharding really keeps busy (small dims give fewer pieces
-    than their factor)."""
+def _used_tiles(spec, sharding: tuple[int, ...], granules) -> int:
+    """The tiles a sharding really keeps busy (small dims give fewer pieces than their
+    factor)."""
     return math.prod(len(piece_bounds(d.size, s, g))
-                     for d, s, g in zip(spec.anchor_loops, cand.sharding, granules,
-                                        strict=True))
+                     for d, s, g in zip(spec.anchor_loops, sharding, granules, strict=True))
 
 
 def _reduce_values(dims: list[LoopDim], limit: int) -> list[tuple[int, ...]]:
@@ -651,7 +652,7 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
         pipelines.remove((True, True))  # the deep form is the shallow one's plan
     for sharding in distinct_shardings(loops, shardings, granules):
         share = _share(loops, sharding)
-        used = _used_tiles(spec, Candidate(sharding, (1,) * len(loops)), granules)
+        used = _used_tiles(spec, sharding, granules)
         choices = [split_values(n, g) if d.split else [1]
                    for n, g, d in zip(share, granules, loops, strict=True)]
         for split in products(choices):
