@@ -1409,8 +1409,8 @@ DRIFT_STEPS = 128
 (`_extrapolated`: they drift apart; ConvNeXt's Mul runs 80)."""
 
 
-def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
-             ) -> tuple[int, dict[str, int]]:
+def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
+             early: EarlyRun | None = None) -> tuple[int, dict[str, int]]:
     """(cycles of the group on one tile, busy cycles per lane and of the DDR channel: the
     time it would take to move the bytes every tile streamed at the chip's bandwidth).
 
@@ -1425,20 +1425,50 @@ def estimate(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Con
     `unit` steps (`_repeating_unit`): beyond EXACT_STEPS, two runs `apart` units apart
     give the cost of a unit, which the remaining units repeat (the seed's Repeat node:
     steady frames are alike). Both runs take the steps past the last whole unit too
-    (`steps % unit`), so the total counts every step (`_extrapolated`)."""
+    (`steps % unit`), so the total counts every step (`_extrapolated`). `early`: the
+    first of the two runs when the caller has it already (`early_run` of the same
+    arguments; its lower bound needs it)."""
     runs = _extrapolated(ts, schedule)
     if runs is None:
         total, busy = simulate_tile(spec, ts, schedule, config, longest(schedule))
     else:
         first, second, apart = runs
-        schedule = _periodic_edges(schedule, _repeating_unit(ts, schedule)[0])
-        t1, b1 = simulate_tile(spec, ts, schedule, config, first)
-        t2, b2 = simulate_tile(spec, ts, schedule, config, second)
-        more = (longest(schedule) - second) / (second - first)
+        early = early or early_run(spec, ts, schedule, config)
+        t1, b1 = early.run
+        t2, b2 = simulate_tile(spec, ts, early.schedule, config, second)
+        more = _more_units(schedule, first, second)
         total = t2 + more * (t2 - t1)
         busy = {lane: b2.get(lane, 0.0) + more * (b2.get(lane, 0.0) - b1.get(lane, 0.0))
                 for lane in b2}
     return math.ceil(total), {lane: math.ceil(busy.get(lane, 0.0)) for lane in (*LANES, "ddr")}
+
+
+@dataclass(frozen=True)
+class EarlyRun:
+    """The first of an extrapolating `estimate`'s two runs: the schedule both runs
+    simulate (`_periodic_edges`) and `simulate_tile`'s (end, busy per lane) over the
+    first run's steps."""
+
+    schedule: Schedule
+    run: tuple[float, dict[str, float]]
+
+
+def early_run(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config
+              ) -> EarlyRun | None:
+    """`estimate`'s first run of (ts, schedule), None when it does not extrapolate.
+    Computed once for the lower bound and the estimate (`Evaluator.early`): the bound
+    of an extrapolating estimate needs it (`estimate_lower_bound`)."""
+    runs = _extrapolated(ts, schedule)
+    if runs is None:
+        return None
+    periodic = _periodic_edges(schedule, _repeating_unit(ts, schedule)[0])
+    return EarlyRun(periodic, simulate_tile(spec, ts, periodic, config, runs[0]))
+
+
+def _more_units(schedule: Schedule, first: int, second: int) -> float:
+    """How many times the difference of the two runs the steps after the second add
+    (`estimate`: > 0, `_extrapolated` extrapolates only then)."""
+    return (longest(schedule) - second) / (second - first)
 
 
 def _periodic_edges(schedule: Schedule, unit: int) -> Schedule:
@@ -1516,14 +1546,36 @@ def _repeating_unit(ts: list[Task], schedule: Schedule) -> tuple[int, int]:
 
 
 def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
-                         config: TX8Config) -> int:
-    """Cycles `estimate` never goes below: per tile class and lane, the fill before the
-    lane's first instruction, its work over all the steps, and the drain after its last;
-    the same around the chip's DDR streams (0 when `estimate` extrapolates).
+                         config: TX8Config, early: EarlyRun | None = None) -> int:
+    """Cycles `estimate` never goes below. When it simulates every step, the floor of
+    that simulation (`simulation_floor`). When it extrapolates (total = t2 + more * (t2
+    - t1), t1 and t2 its two runs, more > 0), t1 simulated (`early`: `early_run` of the
+    same arguments, computed here when not given) and t2 replaced by its simulation's
+    floor F <= t2: the total grows with t2 (its factor 1 + more is positive), so it is
+    at least F + more * (F - t1), rounded down below float rounding (0 if negative).
+    The first run is the cheaper of the two (EXACT_STEPS against twice that, or
+    DRIFT_STEPS / 2 more), and the estimate reuses it; the second runs only for the
+    candidates the bound cannot rule out (BERT-base's search: 538 estimates
+    extrapolated, and each ran since its bound was 0)."""
+    runs = _extrapolated(ts, schedule)
+    if runs is None:
+        return simulation_floor(spec, ts, schedule, config, longest(schedule))
+    first, second, _ = runs
+    early = early or early_run(spec, ts, schedule, config)
+    floor = simulation_floor(spec, ts, early.schedule, config, second)
+    more = _more_units(schedule, first, second)
+    total = floor + more * (floor - early.run[0])
+    return max(0, math.floor(total - 1e-9 * abs(total) - 1e-6))
 
-    Proof, when `estimate` simulates every step (`_extrapolated` None: `simulate_tile`
-    over `longest(schedule)` steps, tile classes of different shares included up to
-    DRIFT_STEPS). Each tile class runs its own instruction list on its own lanes
+
+def simulation_floor(spec: GroupSpec, ts: list[Task], schedule: Schedule,
+                     config: TX8Config, count: int) -> int:
+    """Cycles `simulate_tile(spec, ts, schedule, config, count)` never goes below: per
+    tile class and lane, the fill before the lane's first instruction, its work over the
+    `count` steps, and the drain after its last; the same around the chip's DDR streams.
+
+    Proof (`simulate_tile` over `count` steps, tile classes of different shares
+    included). Each tile class runs its own instruction list on its own lanes
     (`simulate_tile`), a lane one instruction at a time in its order (`_run_lanes` starts
     one only when its lane is free and every instruction it needs has ended), and a task's
     runs come on its lane in step order. Let d(t) be a floor on one run of task t (in the
@@ -1559,7 +1611,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
       the least drain of a streaming task follows.
     Nothing above depends on which steps a class runs or on what its runs cost, only
     that the bound walks `simulate_tile`'s instruction lists: the same run steps
-    (`_steps_in_class` over the same `longest` steps: a class's own step count,
+    (`_steps_in_class` over the same `count` steps: a class's own step count,
     `TileClass.steps`, which may be fewer or more than tile 0's, and its `runs`), the
     same tasks per class (`_runs_on`: not a node it never runs - a Split piece another
     tile stores, a transfer of an empty window, `moving` - nor the read of a multicast
@@ -1568,12 +1620,9 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     tile moves nothing of a node), in the same list order (step, then task, then
     class). The bound is the largest fill + work + drain, or the DDR channel's, rounded
     down after taking off the simulation's tolerance (a stream ends within 1e-6 of its
-    bytes) and float rounding. When `estimate` extrapolates (total = t2 + more * (t2 -
-    t1)) nothing bounds it from below short of simulating: the bound is 0
-    (tests/unit/slicing check the bound against the estimate on every candidate of the
-    bundled examples, on ResNet-50's groups and on shares of their own step counts)."""
-    if _extrapolated(ts, schedule) is not None:
-        return 0
+    bytes) and float rounding (tests/unit/slicing check the bound against the estimate
+    on every candidate of the bundled examples, on ResNet-50's groups and on shares of
+    their own step counts, and against the simulation of any count of steps)."""
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))  # simulate_tile's
     reads = [set() if t.delivers else  # it needs its load's read in its source class only
              {r.node for r in spec.nodes[t.node].inputs if not r.is_input}
@@ -1581,7 +1630,7 @@ def estimate_lower_bound(spec: GroupSpec, ts: list[Task], schedule: Schedule,
     lsu = float(config.lsu_bytes_per_cycle)
     ddr = ddr_bytes_per_cycle(config)
     share = min(lsu, ddr / schedule.tiles)
-    parts = [_class_bound(order, reads, schedule, c, tc, lsu, ddr, share)
+    parts = [_class_bound(order, reads, schedule, c, tc, lsu, ddr, share, count)
              for c, tc in enumerate(schedule.classes or (TileClass(schedule.tiles),))]
     best = max(p.lanes for p in parts)
     streamed = sum(p.streamed for p in parts)
@@ -1605,10 +1654,9 @@ class _ClassFloor:
     runs: int
 
 
-def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: float
-                 ) -> _ClassFloor:
-    """`_ClassFloor` of tile class `c` (`tc`)."""
-    count = longest(schedule)
+def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: float,
+                 count: int) -> _ClassFloor:
+    """`_ClassFloor` of tile class `c` (`tc`) over the first `count` steps."""
     own = _class_costs(schedule, c)
     edge = _edge_steps(schedule, c, count)
     at = dict(tc.runs)
@@ -2308,6 +2356,9 @@ class Evaluator:
         back to the cache that holds the Pending."""
         self.floors: dict = {}
         """(tasks, schedule) -> `estimate_lower_bound` of them (as `estimates`)."""
+        self.early: dict = {}
+        """(tasks, schedule) -> `early_run` of them: the bound's and the estimate's
+        (as `estimates`)."""
         self.slice_costs: dict = {}
         """`node_tasks`' memo of the slices' work and cycles."""
 
@@ -2421,16 +2472,18 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
                            shared.constants_first, placed)
 
     group_bound_cycles = shared.bound  # not `shared`: its cache holds this Pending
-    estimates = shared.estimates
+    estimates, early = shared.estimates, shared.early
 
     key = (tuple(ts), schedule)
     floor = shared.floors.get(key)
     if floor is None:
-        floor = shared.floors[key] = estimate_lower_bound(spec, ts, schedule, config)
+        early[key] = early_run(spec, ts, schedule, config)
+        floor = shared.floors[key] = estimate_lower_bound(spec, ts, schedule, config,
+                                                          early[key])
 
     def finish() -> Plan:
         if key not in estimates:
-            estimates[key] = estimate(spec, ts, schedule, config)
+            estimates[key] = estimate(spec, ts, schedule, config, early[key])
         total, busy = estimates[key]
         return _plan(spec, cand, config, split, ts, schedule, values, buffers, placed,
                      bound, group_bound_cycles, total, busy)
