@@ -1677,12 +1677,17 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
         fastest = min(lsu, ddr / _streams(t, schedule, tc)) / share
         took, streamed = own.get((t.node, t.lane), (t.cycles, t.ddr))
         fixed = took - streamed if streamed else took
+        if not edge:  # every run alike: one run's floor times the runs (the sums of
+            one = fixed + streamed / fastest  # equal terms, within float rounding,
+            least[i] = 0.0 if t.delivers else one  # which the bound's tolerance takes)
+            work[t.lane] = work.get(t.lane, 0.0) + one * len(run_steps)
+            if streamed > 0:
+                streaming[i] = fixed
+                chip += _streams(t, schedule, tc) * streamed * len(run_steps)
+            continue
         key = (t.node, t.lane)
-        if edge:
-            parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
-                     for s in run_steps]  # a remainder step's smaller slices
-        else:  # every run alike: the same list, the same sums
-            parts = [(fixed, streamed)] * len(run_steps)
+        parts = [edge[s].get(key, (fixed, streamed)) if s in edge else (fixed, streamed)
+                 for s in run_steps]  # a remainder step's smaller slices
         ones = [f + d / fastest for f, d in parts]
         least[i] = 0.0 if t.delivers else min(ones)
         work[t.lane] = work.get(t.lane, 0.0) + sum(ones)
