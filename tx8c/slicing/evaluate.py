@@ -1889,26 +1889,32 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 at_step[step].append((runner, entry))
     first_constants: set[tuple[int, int, str]] = set()  # (class, node, lane) placed
     first = schedule.constants_first
+    i = 0  # the next instruction's number (len(lane))
+    add_lane, add_key, add_fixed, add_stream = lane.append, key.append, fixed.append, \
+        stream.append
+    add_deps, add_streams, add_setup = deps.append, streams.append, setups.append
     for step in range(count):
         for r, (c, chip_streams, source, took, streamed, _, _, tail, k) in at_step[step]:
             node = r.node
-            if edge[c] and step in edge[c]:  # a remainder step: smaller slices
-                took, streamed = edge[c][step].get((node, r.lane), (took, streamed))
+            at_edge = edge[c]
+            if at_edge and step in at_edge:  # a remainder step: smaller slices
+                took, streamed = at_edge[step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
             if first and r.ready and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
-            i = len(lane)
             last = latest[c]
-            need = [last[n] for n in r.inputs if n in last]
             if r.delivers:  # after the source's read, from the source's buffer
                 load = latest[source][node]
                 follows[i] = (load, tail)
                 need = [load]
                 for b in r.writes_to:
                     readers.setdefault((source, b, runs[source][node]), []).append(i)
-            elif r.noc:
-                need.append(last[node])
+            else:
+                inputs = r.inputs
+                need = [last[n] for n in inputs if n in last] if inputs else []
+                if r.noc:
+                    need.append(last[node])
             if r.holds:
                 ran = runs[c]
                 for b, producer in r.reads:
@@ -1920,13 +1926,14 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                     need += readers.pop((c, b, run - copies), [])
                 ran[node] = run
             last[node] = i
-            lane.append(k)
-            key.append((at, node, i))
-            fixed.append(took)
-            stream.append(streamed)
-            deps.append(need)
-            streams.append(chip_streams)
-            setups.append(r.drifts and streamed > 0)
+            add_lane(k)
+            add_key((at, node, i))
+            add_fixed(took)
+            add_stream(streamed)
+            add_deps(need)
+            add_streams(chip_streams)
+            add_setup(r.drifts and streamed > 0)
+            i += 1
     total, busy, channel = _run_lanes(lane, len(lanes), key, fixed, stream, deps, streams,
                                       schedule.tiles, config, follows, setups)
     out: dict[str, float] = {"ddr": channel}
