@@ -12,13 +12,18 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import islice
 
+import numpy as np
 import pytest
 
+from tests.unit.slicing.helpers import grouped, the_group
 from tests.unit.slicing.test_branch_and_bound import _spec
 from tests.unit.slicing.test_extrapolated_bound import SPECS
 from tests.unit.slicing.test_plans import CHAINS, SMALL
+from tx8c.dialect.ops.conv_gemm import GemmOp
+from tx8c.dialect.ops.elementwise import AddOp
 from tx8c.slicing import evaluate as evaluate_module
 from tx8c.slicing.evaluate import Evaluator, Rejected, simulation_floor
+from tx8c.slicing.group import group_spec
 from tx8c.slicing.search import SearchOptions, exhaustive_candidates
 from tx8c.target.config import DEFAULT_CONFIG
 
@@ -33,6 +38,23 @@ def _made(name):
         spec = SPECS["gemm"]()
         return replace(spec, ready_inputs=frozenset(range(len(spec.inputs))))
     return SPECS[name]() if name in SPECS else _spec(name, 4)
+
+
+def _gemm_bias():
+    """Gemm + Add of a ready bias (its load, third on the load lane in frame order, is
+    moved first unless the placement keeps it in order)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((256, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 256)).astype(np.float32)
+    bias = rng.standard_normal((256, 256)).astype(np.float32)
+
+    def build(values):
+        gemm = GemmOp.make(values[:2])
+        add = AddOp.make([gemm.results[0], values[2]])
+        return [gemm, add], list(add.results)
+
+    spec = group_spec(the_group(grouped(build, [a, b, bias])))
+    return replace(spec, ready_inputs=frozenset({2}))
 
 
 def _answers(spec, config, limit: int):
@@ -105,3 +127,29 @@ def test_the_simulation_floor_reads_nothing_of_the_placement(name):
         floors = {simulation_floor(spec, ts, replace(schedule, kept=kept), DEFAULT_CONFIG,
                                    count) for kept in (frozenset(), loads)}
         assert len(floors) == 1
+
+
+def test_a_placement_left_for_later_keeps_the_ready_loads_it_keeps_in_order(monkeypatch):
+    """Every buffer at offset 0 (a placement where each ready load's first copy shares
+    bytes with a buffer living before it: `kept` is not empty): the plans prepared with
+    the placement left for later are those of placing at once, `kept` included."""
+    from tx8c.analysis.interval_alloc import Allocation
+
+    def overlapping(buffers, align, capacity, **_):
+        return Allocation(tuple((b.name, 0) for b in buffers),
+                          max(b.size for b in buffers), 0, "overlapping")
+
+    monkeypatch.setattr(evaluate_module, "allocate", overlapping)
+    spec = _gemm_bias()
+    kept = []
+    with_placement = evaluate_module.with_placement
+
+    def noting(*args):
+        kept.append(bool(with_placement(*args).kept))
+        return with_placement(*args)
+
+    monkeypatch.setattr(evaluate_module, "with_placement", noting)
+    lazy = _answers(spec, DEFAULT_CONFIG, 40)
+    assert any(kept)
+    monkeypatch.setattr(evaluate_module, "placed_later", lambda *_: False)
+    assert lazy == _answers(spec, DEFAULT_CONFIG, 40)
