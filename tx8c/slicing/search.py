@@ -431,7 +431,8 @@ def _faster(plan: Pending, than: Pending) -> bool:
 def _polish(spec, config, best: _Best, granules, order) -> None:
     """Around the best plan: every split of each dim alone, with the reduction cut in
     time kept or undone, both pipeline depths (a reduction cut found on top of a
-    coarse split often wants another one)."""
+    coarse split often wants another one); then its steps moved from one dim to
+    another (`_traded_steps`, in the best plan's own form: a few candidates)."""
     base = best.plan.candidate
     share = _share(spec.anchor_loops, base.sharding)
     reduces = [base.reduce]
