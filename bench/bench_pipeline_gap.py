@@ -198,25 +198,34 @@ def group_table(name: str, gaps: list[Gap]) -> None:
               f"{(c.reduce.sharding, c.reduce.split) if c.reduce else '-'}", flush=True)
 
 
-def main(argv: list[str]) -> int:
-    parser = model_arguments(__doc__)
-    parser.add_argument("--pieces", type=int, default=4, help="p of the projections")
-    parser.add_argument("--groups", action="store_true", help="also every group")
-    args = parser.parse_args(argv)
-    runs = [(name, model_gaps(name, source))
-            for name, source in model_sources(args.models, args.models_dir, args.examples)]
+def summary_table(runs: dict[str, list[Gap]], pieces: int) -> None:
     print(f"groups with >= 4 steps: within {PIPE_LIMIT:.2f} (ok), the gap (estimate - busiest "
           f"engine) summed and its parts, groups by largest part; groups within "
-          f"{PIPE_LIMIT:.2f} projected under each lever (p = {args.pieces})")
+          f"{PIPE_LIMIT:.2f} projected under each lever (p = {pieces})")
     head = (f"{'model':<12} {'groups':>6} {'ok':>7} {'gap':>10} {'fill':>5} {'mid':>5} "
             f"{'drain':>6} {'fill':>5} {'mid':>5} {'drain':>6}  "
             + " ".join(f"{lever:>7}" for lever in LEVERS) + f" {'saved':>9}")
     print(head)
     print("-" * len(head))
-    for name, gaps in runs:
-        summary(name, gaps, args.pieces)
+    for name, gaps in runs.items():
+        summary(name, gaps, pieces)
+
+
+def arguments(argv: list[str]):
+    """The models (`model_arguments`), --pieces and --groups."""
+    parser = model_arguments(__doc__)
+    parser.add_argument("--pieces", type=int, default=4, help="p of the projections")
+    parser.add_argument("--groups", action="store_true", help="also every group")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = arguments(argv)
+    sources = model_sources(args.models, args.models_dir, args.examples)
+    runs = {name: model_gaps(name, source) for name, source in sources}
+    summary_table(runs, args.pieces)
     if args.groups:
-        for name, gaps in runs:
+        for name, gaps in runs.items():
             group_table(name, gaps)
     return 0
 
