@@ -1843,7 +1843,8 @@ def _steps_in_class(t: Task, steps_at: RunSteps | None, own: int, schedule: Sche
 
 
 def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: TX8Config,
-                  count: int) -> tuple[float, dict[str, float]]:
+                  count: int, trace: list[Traced] | None = None
+                  ) -> tuple[float, dict[str, float]]:
     """The finish time and the busy time per lane (the busiest tile class's) of the
     first `count` steps of the busy tiles (see `estimate`): one instruction list per
     tile class (`schedule.classes`), all run side by side on their own lanes, sharing
@@ -1858,7 +1859,9 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
     constant only where no earlier instruction touched its bytes, which the allocator
     decides later: a constant first needed late may stay behind there). What each
     task's instructions need is worked out once per task (`_Runner`), not once per step
-    (the hot loop of the search)."""
+    (the hot loop of the search). `trace`: a list that receives every instruction run
+    (`Traced`, in the order they were issued: step by step, task by task), for tools
+    that ask where a plan's time goes (bench/bench_pipeline_gap.py)."""
     starts, _, period = frame_times(spec, ts)
     home: dict[int, list[tuple[int, int]]] = {}  # reader node -> (buffer, copies)
     for b, (_, readers, copies) in enumerate(schedule.buffers):
@@ -1935,12 +1938,30 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             add_streams(chip_streams)
             add_setup(r.drifts and streamed > 0)
             i += 1
+    times = [] if trace is not None else None
     total, busy, channel = _run_lanes(lane, len(lanes), key, fixed, stream, deps, streams,
-                                      schedule.tiles, config, follows, setups)
+                                      schedule.tiles, config, follows, setups, times)
+    if trace is not None:
+        names = {k: tile_lane for tile_lane, k in lanes.items()}
+        trace.extend(Traced(*names[k], at[1], began, ended)
+                     for k, at, (began, ended) in zip(lane, key, times, strict=True))
     out: dict[str, float] = {"ddr": channel}
     for (_, name), k in lanes.items():
         out[name] = max(out.get(name, 0.0), busy[k])
     return total, out
+
+
+@dataclass(frozen=True)
+class Traced:
+    """One instruction of `simulate_tile`'s run (its `trace`): the tile class that runs
+    it (index into `Schedule.classes`), its lane, its node, and when it started and
+    ended (cycles from the group's start)."""
+
+    tile_class: int
+    lane: str
+    node: int
+    began: float
+    ended: float
 
 
 class _ClassView:
@@ -2001,7 +2022,8 @@ class _Runner:
 
 def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, tiles: int,
                config: TX8Config, follows: dict[int, tuple[int, int]] | None = None,
-               setups: list[bool] | None = None) -> tuple[float, list[float], float]:
+               setups: list[bool] | None = None, times: list | None = None
+               ) -> tuple[float, list[float], float]:
     """Run instructions on their lanes (`of[i]`: instruction i's lane, of `lanes`), in
     `key` order per lane (`key[i]` a tuple ending with i, e.g. (start in the frame,
     node, i)), with their dependencies; a streaming instruction's `stream` cycles are at
@@ -2014,7 +2036,8 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
     of a DMA whose tiles are out of step (a load of windows of different sizes on the
     tiles the estimate times alike: `Split.ragged`); its `streams[i]` tiles keep their
     share of the DDR through it (the other streams run no faster for it). Returns the
-    end, the busy time per lane and the DDR channel's busy time.
+    end, the busy time per lane and the DDR channel's busy time; `times`, when given,
+    receives each instruction's (start, end) in index order.
 
     Why such a setup keeps its share: the estimate runs a tile class's tiles, and the
     classes of one schedule, in lockstep, so their DMAs' setups all fall at once and a
@@ -2135,6 +2158,8 @@ def _run_lanes(of: list[int], lanes: int, key, fixed, stream, deps, streams, til
             done += 1
         if streaming and (started or ended_now):
             rate = min(lsu, ddr / (chip + setting)) / share
+    if times is not None:
+        times.extend(zip(began, ended, strict=True))
     return now, busy, channel / ddr
 
 

@@ -20,6 +20,7 @@ from tx8c.slicing.evaluate import (
     Schedule,
     Task,
     TileClass,
+    Traced,
     _extrapolated,
     _repeating_unit,
     _run_lanes,
@@ -28,6 +29,7 @@ from tx8c.slicing.evaluate import (
     estimate,
     evaluate,
     runs_at,
+    simulate_tile,
     tile_classes,
 )
 from tx8c.slicing.group import group_spec
@@ -744,3 +746,24 @@ def test_a_multicast_source_at_the_border_is_timed_with_its_own_slices(
     assert split.shares[-1] and not any(split.shares[:-1])  # the source's own share
     _within(monkeypatch, _conv_of_constant_weights(channels, rows, columns),
             Candidate((1, 1, 2, 8), (1, 1, steps, 1)), 0.02)
+
+
+def test_the_event_run_can_be_traced_instruction_by_instruction():
+    """`simulate_tile(trace=...)` lists every instruction it ran (tile class, lane, node,
+    start, end), as bench/bench_pipeline_gap.py reads a plan's fill and drain: 3 steps
+    of a 100-cycle load (2 copies) and a 40-cycle Split after it, one tile class. The
+    loads run back to back, each Split after its load; the trace ends at the total and
+    its lanes' busy time is the run's."""
+    spec = group_spec(the_group(_split_group(64, 768)))
+    load = next(n.index for n in spec.nodes if n.kind == "load")
+    split = next(n.index for n in spec.nodes if n.kind not in ("load", "store"))
+    ts = [Task(load, "ld", 100, 3, 0), Task(split, "ct", 40, 3, 1)]
+    schedule = Schedule(3, 1, frozenset(), ((load, (split,), 2), (split, (), 2)))
+    trace: list[Traced] = []
+    total, busy = simulate_tile(spec, ts, schedule, DEFAULT_CONFIG, 3, trace)
+    assert [(t.tile_class, t.lane, t.node, t.began, t.ended) for t in trace] == [
+        (0, "ld", load, 0, 100), (0, "ct", split, 100, 140),
+        (0, "ld", load, 100, 200), (0, "ct", split, 200, 240),
+        (0, "ld", load, 200, 300), (0, "ct", split, 300, 340)]
+    assert total == max(t.ended for t in trace) == 340
+    assert busy["ld"] == 300 and busy["ct"] == 120
