@@ -22,8 +22,13 @@ from __future__ import annotations
 
 import argparse
 import glob
+import sys
 import time
 from pathlib import Path
+
+# This checkout's tx8c, not the one the venv installed: A/B runs from a `git archive`
+# tree must measure that tree's code.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def compile_model(path: str):
