@@ -105,29 +105,3 @@ def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path,
     assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"),
                      "--quiet"]) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
-
-
-def test_a_failing_lowering_child_is_one_clean_error(tmp_path: Path, monkeypatch,
-                                                     capsys) -> None:
-    """The groups `_lower` gives a forked child (`ModuleLowering.parts`) fail there: the
-    compile exits 1 with the child's error as one paragraph, reaps the child and leaves no
-    output."""
-    from tx8c.codegen.lower import ModuleLowering
-
-    model = tmp_path / "cnn.onnx"
-    onnx.save(MODELS["residual_cnn"](), model)
-    parent, lower = os.getpid(), ModuleLowering.lower
-
-    def fails_in_the_child(self, indices):
-        if os.getpid() != parent:
-            raise Tx8Error("lowering failed on purpose")
-        return lower(self, indices)
-
-    monkeypatch.setattr(ModuleLowering, "lower", fails_in_the_child)
-    assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"), "--quiet",
-                     "-j", "2"]) == 1
-    err = capsys.readouterr().err
-    assert "lowering failed on purpose" in err and "Traceback" not in err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # no child left unreaped

@@ -104,22 +104,20 @@ def _compile(args: argparse.Namespace) -> int:
             container = module_container(result.module)
             consts_index = write_constants(out, result.module, container, options.opt_ddr)
             out.write_ahead()
-        # The lowering takes the cores (`_lower`); then the cmodel v2 simulation, the IR
-        # text with the report's statistics of the module (nothing changes the module
-        # after the pipeline) and the Program's file are made in three children while
-        # this process makes the rest of the report (`_Texts`).
-        with clock("lower"):
-            program = _lower(result.module, container, progress, options.jobs)
-        children.append(Background("cmodel v2 simulation",
-                                   lambda: _simulation(program, result.module)))
+        # The IR text and the report's statistics of the module are made in a child
+        # while this process lowers (nothing changes the module after the pipeline); the
+        # cmodel v2 simulation and the Program's file in two children while this process
+        # makes the rest of the report (`_Texts`).
         children.append(Background(
             "printing of model.mlir and the report's module statistics",
             lambda: (print_module(result.module),
                      _module_statistics(result.module, consts_index))))
+        with clock("lower"):
+            program = _lower(result.module, container, progress)
+        children.append(Background("cmodel v2 simulation",
+                                   lambda: _simulation(program, result.module)))
         children.append(Background(f"writing of {PROGRAM_FILE}", program.to_file_bytes))
-        _compile_outputs(run, result, records, program, consts_index,
-                         _Texts(ir=children[1], simulation=children[0],
-                                program_file=children[2]))
+        _compile_outputs(run, result, records, program, consts_index, _Texts(*children))
     except BaseException:
         for child in children:
             child.cancel()
@@ -131,13 +129,12 @@ def _compile(args: argparse.Namespace) -> int:
 @dataclass
 class _Texts:
     """What `tx8c compile` computes in forked children (`Background`) beside the
-    report, after the lowering: model.mlir's text with the report's statistics of the
-    module (`_module_statistics`: BERT-base's groups and slicing sections took 0.3 s),
-    the cmodel v2 simulation (`_simulation`'s pair, the longest: started first) and the
+    report: model.mlir's text with the report's statistics of the module
+    (`_module_statistics`, during the lowering: BERT-base's groups and slicing sections
+    took 0.3 s after it), the cmodel v2 simulation (`_simulation`'s pair) and the
     bytes of program.json.gz. A child costs the fork and the pickled answer (the texts
     are a few MB, the file a few hundred KB) and takes its work off the one core this
-    process runs on. The IR child started during the lowering before; it now waits for
-    it, which takes both cores (`_lower`)."""
+    process runs on."""
 
     ir: Background
     """(model.mlir's text, `_module_statistics`)."""
@@ -274,36 +271,13 @@ class PhaseClock:
         return {phase: round(s, 6) for phase, s in self.seconds.items()}
 
 
-def _lower(module, container, progress, jobs: int = 0):
-    """The Program of the compiled module (tx8c.codegen.lower) with its constants. Its
-    groups are lowered in up to `jobs` processes (0: as many as the cores available;
-    `ModuleLowering.parts`): this one and forked children (`Background`), which send
-    their groups' programs back pickled (BERT-base: 1.0 CPU s of lowering, a tenth of
-    it to pickle and read back half of it). The Program does not depend on `jobs`."""
-    from tx8c.codegen.lower import ModuleLowering
-    from tx8c.slicing.parallel import resolve_jobs
+def _lower(module, container, progress):
+    """The Program of the compiled module (tx8c.codegen.lower) with its constants."""
+    from tx8c.codegen.lower import lower_module
 
-    lowering = ModuleLowering(module, container)
-    mine, *theirs = lowering.parts(max(1, min(resolve_jobs(jobs), len(lowering.groups))))
-    children = [Background(f"lowering of groups {_group_range(lowering, part)}",
-                           lambda part=part: lowering.lower(part)) for part in theirs]
-    try:
-        lowered = lowering.lower(mine)
-        for child in children:
-            lowered.update(child.result())
-    except BaseException:
-        for child in children:
-            child.cancel()
-        raise
-    program = lowering.program(lowered)
+    program = lower_module(module, container)
     progress(f"lowered to {program.instruction_count()} instructions")
     return program
-
-
-def _group_range(lowering, part: list[int]) -> str:
-    """The group ids of `part` (indices in `lowering.groups`), shortly, for an error."""
-    ids = [lowering.groups[i].attr("group_id") for i in part]
-    return f"{ids[0]}..{ids[-1]} ({len(ids)} groups)" if ids else "(none)"
 
 
 def _simulation(program, module) -> tuple[dict, str]:

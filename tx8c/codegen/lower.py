@@ -60,7 +60,6 @@ list (the C emitter may roll it back), so the cmodel checks exactly what runs.
 
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass, field, replace
 
@@ -124,147 +123,60 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
     ConstContainer (default: the one the module carries). `overlap`: the groups'
     constant prefixes marked early and their buffers placed for it (module docstring,
     "Cross-group overlap"); None: as group-cost's `overlap` option said."""
-    lowering = ModuleLowering(module, container, config, overlap)
-    return lowering.program(lowering.lower(range(len(lowering.groups))))
+    config = config or target_config(module)
+    if overlap is None:
+        overlap = planned_overlap(module)
+    placement = read_placement(module)
+    if placement is None:
+        raise LoweringError("the module has no DDR placement (module attribute tx8c.ddr); "
+                            "run the DDR stage (ddr-alloc) before lowering")
+    if container is None:
+        from tx8c.const_container import module_container
 
-
-LoweredGroups = dict[int, tuple[GroupProgram, list[OpInfo]]]
-"""Per index in `ModuleLowering.groups`: the group's program and the ops its kernels
-name (`OpInfo`s, numbered from the group's `op_starts`)."""
-
-
-class ModuleLowering:
-    """`lower_module` in three parts, so that the groups can be lowered in several
-    processes (`parts`): what the groups' lowerings share, computed once here in group
-    order (the DDR tensors, each group's spec and - with overlap - placed plan, which
-    depends on the previous group's, and where each group's ops start in the Program's
-    list); `lower` of any subset of the groups, in any process; `program`, the Program of
-    all the lowered groups (mark_early walks them in order). The Program does not depend
-    on how the groups were shared out.
-
-    Requires what `lower_module` requires; `lower` runs in this process or in a fork of
-    it (nothing is pickled on the way in)."""
-
-    def __init__(self, module: ModuleOp, container=None, config: TX8Config | None = None,
-                 overlap: bool | None = None):
-        self.module = module
-        self.config = config = config or target_config(module)
-        self.overlap = planned_overlap(module) if overlap is None else overlap
-        self.placement = placement = read_placement(module)
-        if placement is None:
-            raise LoweringError("the module has no DDR placement (module attribute "
-                                "tx8c.ddr); run the DDR stage (ddr-alloc) before lowering")
-        if container is None:
-            from tx8c.const_container import module_container
-
-            container = module_container(module)
-        self.found = ddr_tensors(module, config)
-        self.groups = groups = group_ops(main_body(module))
-        self.tensors = self._variables() + list(
-            _constants(groups, container, placement.opt_ddr).values())
-        self.waiting = waiting_operands(groups)
-        self.specs = [None if g.attr("group_tag") == GroupOp.IN_DDR else group_spec(g)
-                      for g in groups]
-        self.placed = self._placed_plans()
-        self.op_starts = list(itertools.accumulate(
-            (sum(n.kind == "compute" for n in spec.nodes) if spec is not None else 0
-             for spec in self.specs), initial=0))
-        self.derived: dict = {}  # what equal groups derive from their windows alone
-
-    def _variables(self) -> list[DdrTensor]:
-        """The DdrTensors of the variables and of the aliases of relabelling groups."""
-        found, placement, config = self.found, self.placement, self.config
-        residency = read_residency(self.module)
-        resident = {v.name: v for v in residency.values} if residency is not None else {}
-        tensors = [_tensor(v, placement, resident.get(v.name), residency, config)
-                   for v in found.values]
-        for name, (root, value) in found.aliases.items():
-            shape, layout = tuple(shape_of(value)), stored_layout(value)
-            dtype = value.type.get_element_type()
-            tensors.append(DdrTensor(name, placement.offsets[root], shape, short_name(dtype),
-                                     layout.name, stored_bytes(shape, dtype, layout, config),
-                                     "alias", root))
-        return tensors
-
-    def _placed_plans(self) -> list[tuple[Plan, bool] | None]:
-        """Per group, its placed plan (`placed_plan`, after the last sliced group's);
-        None without overlap and for groups that run in DDR."""
-        placed: list[tuple[Plan, bool] | None] = []
-        previous = None
-        for g, spec in zip(self.groups, self.specs, strict=True):
-            if spec is not None and self.overlap:
-                previous = placed_plan(g, previous, self.config, spec)
-                placed.append(previous)
-            else:
-                placed.append(None)
-        return placed
-
-    def parts(self, count: int) -> list[list[int]]:
-        """The groups (indices) shared out in `count` parts of about equal lowering work,
-        equal groups (same key and plan) in one part: they derive their steps once
-        (`lower_group`'s `derived`; a repeat costs about a quarter of the first). The
-        work of a group is taken as its instructions' count, tiles x steps x nodes."""
-        classes: dict[tuple, list[int]] = {}
-        for i, (g, spec) in enumerate(zip(self.groups, self.specs, strict=True)):
-            plan = self.placed[i][0] if self.placed[i] else (
-                group_plan(g) if spec is not None else None)
-            key = (spec.key, plan.candidate) if spec is not None else ("ddr", i)
-            classes.setdefault(key, []).append(i)
-
-        def work(members: list[int]) -> float:
-            spec = self.specs[members[0]]
-            if spec is None:
-                return 0.0
-            plan = self.placed[members[0]][0] if self.placed[members[0]] else group_plan(
-                self.groups[members[0]])
-            return plan.tiles * plan.steps * len(spec.nodes) * (1 + (len(members) - 1) / 4)
-
-        parts: list[list[int]] = [[] for _ in range(count)]
-        loads = [0.0] * count
-        for members in sorted(classes.values(), key=lambda m: (-work(m), m[0])):
-            lightest = loads.index(min(loads))
-            parts[lightest] += members
-            loads[lightest] += work(members)
-        return [sorted(part) for part in parts]
-
-    def lower(self, indices) -> LoweredGroups:
-        """The groups at `indices`, lowered (see `LoweredGroups`)."""
-        lowered: LoweredGroups = {}
-        names = self.found.names
-        for i in indices:
-            g, spec = self.groups[i], self.specs[i]
-            if spec is None:
-                lowered[i] = (GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
-                                           (), 0, "ddr"), [])
-                continue
-            ops: list[OpInfo] = []
-            program = lower_group(g, [names[v] for v in g.operands],
-                                  [names[v] for v in g.results], ops, self.config,
-                                  self.derived, self.placed[i], ready_first=self.overlap,
-                                  waiting=self.waiting[i], spec=spec,
-                                  op_base=self.op_starts[i])
-            lowered[i] = (program, ops)
-        return lowered
-
-    def program(self, lowered: LoweredGroups) -> Program:
-        """The Program of the module, from every group lowered (by one or more `lower`)."""
-        if sorted(lowered) != list(range(len(self.groups))):
-            raise LoweringError("the lowered groups are not all the module's groups")
-        programs = [lowered[i][0] for i in range(len(self.groups))]
-        ops = tuple(op for i in range(len(self.groups)) for op in lowered[i][1])
-        config, placement, found = self.config, self.placement, self.found
-        if self.overlap:
-            programs = mark_early(programs, {t.name: t for t in self.tensors}, config)
-        shares = chain_shares(self.module) if self.overlap else {}
-        programs = [replace(gp, chain_cycles=shares.get(gp.group_id, gp.estimate_cycles))
-                    for gp in programs]
-        return Program(
-            config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
-            tensors=tuple(self.tensors),
-            inputs=found.inputs, outputs=found.outputs, ops=ops, groups=tuple(programs),
-            notes=(f"ddr peak {placement.peak} B, lower bound {placement.lower_bound} B, "
-                   f"constants {placement.constants_bytes} B, opt_ddr {placement.opt_ddr}",),
-        )
+        container = module_container(module)
+    found = ddr_tensors(module, config)
+    residency = read_residency(module)
+    resident = {v.name: v for v in residency.values} if residency is not None else {}
+    tensors = [_tensor(v, placement, resident.get(v.name), residency, config)
+               for v in found.values]
+    for name, (root, value) in found.aliases.items():
+        shape, layout = tuple(shape_of(value)), stored_layout(value)
+        dtype = value.type.get_element_type()
+        tensors.append(DdrTensor(name, placement.offsets[root], shape, short_name(dtype),
+                                 layout.name, stored_bytes(shape, dtype, layout, config),
+                                 "alias", root))
+    body = main_body(module)
+    groups = group_ops(body)
+    constants = _constants(groups, container, placement.opt_ddr)
+    tensors += constants.values()
+    ops: list[OpInfo] = []
+    programs = []
+    derived: dict = {}  # what equal groups derive from their windows alone (`lower_group`)
+    waiting = dict(zip(groups, waiting_operands(groups), strict=True))
+    previous = None  # the placed plan of the last sliced group, and whether mirrored
+    for g in groups:
+        inputs = [found.names[v] for v in g.operands]
+        outputs = [found.names[v] for v in g.results]
+        if g.attr("group_tag") == GroupOp.IN_DDR:
+            programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
+                                         (), 0, "ddr"))
+            continue
+        placed = placed_plan(g, previous, config) if overlap else None
+        programs.append(lower_group(g, inputs, outputs, ops, config, derived, placed,
+                                    ready_first=overlap, waiting=waiting[g]))
+        previous = placed
+    if overlap:
+        programs = mark_early(programs, {t.name: t for t in tensors}, config)
+    shares = chain_shares(module) if overlap else {}
+    programs = [replace(gp, chain_cycles=shares.get(gp.group_id, gp.estimate_cycles))
+                for gp in programs]
+    return Program(
+        config=json.loads(json.dumps(config.as_dict())), ddr_bytes=placement.total_bytes,
+        tensors=tuple(tensors),
+        inputs=found.inputs, outputs=found.outputs, ops=tuple(ops), groups=tuple(programs),
+        notes=(f"ddr peak {placement.peak} B, lower bound {placement.lower_bound} B, "
+               f"constants {placement.constants_bytes} B, opt_ddr {placement.opt_ddr}",),
+    )
 
 
 def _slicing_stats(module: ModuleOp) -> dict:
@@ -340,8 +252,7 @@ def group_plan(group: GroupOp) -> Plan:
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
                 config: TX8Config, derived: dict | None = None,
                 placed: tuple[Plan, bool] | None = None, ready_first: bool = False,
-                waiting: frozenset[int] = frozenset(), spec: GroupSpec | None = None,
-                op_base: int = 0) -> GroupProgram:
+                waiting: frozenset[int] = frozenset()) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
     `ops`. `derived` keeps, per group key and plan, what the lowering derives from the
     windows alone (a `_Derived`): each tile's steps (`tx8c.slicing.steps.steps`, the
@@ -355,18 +266,16 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     `tx8c.analysis.group_dag.waiting_operands`) - moves to the front of its list where
     no instruction before it touches its buffer (`GroupLowering._ready_first`), so that
     these loads lead the early prefix of the ld (noc) lane (`mark_early`) and do not
-    queue behind a load that waits for the previous group's stores. `spec`: the
-    group's `group_spec`, when the caller has it. A kernel names its op by its index in
-    the Program's ops, `op_base + ` its index in `ops`."""
+    queue behind a load that waits for the previous group's stores."""
     gid = group.attr("group_id")
-    spec = spec or group_spec(group)
+    spec = group_spec(group)
     plan, mirrored = placed or (group_plan(group), False)
     limit = config.spm_bytes_per_tile - spec.spm_reserve
     body = [op for op in group.block.ops if op is not group.yield_op]
     op_index = {}
     for node in spec.nodes:
         if node.kind == "compute":  # loads and stores are DMAs, "ddr" nodes never run
-            op_index[node.index] = op_base + len(ops)
+            op_index[node.index] = len(ops)
             ops.append(OpInfo(body[node.index].name, op_text(body[node.index]), gid,
                               node.index))
     names = GroupNames(inputs, _store_targets(spec, outputs), _const_names(spec, body))
@@ -383,15 +292,15 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
                         spm_limit=limit, mirrored=mirrored)
 
 
-def placed_plan(group: GroupOp, previous: tuple[Plan, bool] | None, config: TX8Config,
-                spec: GroupSpec | None = None) -> tuple[Plan, bool]:
+def placed_plan(group: GroupOp, previous: tuple[Plan, bool] | None, config: TX8Config
+                ) -> tuple[Plan, bool]:
     """The group's plan with its buffers as the lowering places them for cross-group
     overlap, and whether they are mirrored (`mirrored_plan`): of the two orientations,
     the one where the buffers of its constants' first loads (what can load while the
     previous group runs) overlap fewer bytes of `previous`'s buffers (the last sliced
     group's placed plan); on a tie the opposite of `previous`'s."""
     plan = group_plan(group)
-    spec = spec or group_spec(group)
+    spec = group_spec(group)
     mirrored = mirrored_plan(plan, config.spm_bytes_per_tile - spec.spm_reserve,
                              config.batch_align_bytes)
     if mirrored is None:
