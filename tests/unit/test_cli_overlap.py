@@ -93,15 +93,23 @@ def test_an_error_of_the_write_ahead_is_raised_at_commit(tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path,
-                                                               monkeypatch) -> None:
+@pytest.mark.parametrize("where", ["lowering", "ddr stage"])
+def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path, monkeypatch,
+                                                               where: str) -> None:
+    """The write ahead of the constants starts at the end of the constants stage: a
+    failure in a later pass or in the lowering removes what it wrote."""
+    from tx8c.transforms.ddr.ddr_alloc import DdrAllocPass
+
     model = tmp_path / "cnn.onnx"
     onnx.save(MODELS["residual_cnn"](), model)
 
-    def lowering_fails(*_):
-        raise Tx8Error("lowering failed on purpose")
+    def fails(*_):
+        raise Tx8Error(f"the {where} failed on purpose")
 
-    monkeypatch.setattr(cli, "_lower", lowering_fails)
+    if where == "lowering":
+        monkeypatch.setattr(cli, "_lower", fails)
+    else:
+        monkeypatch.setattr(DdrAllocPass, "apply", fails)
     assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"),
                      "--quiet"]) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
@@ -128,18 +136,3 @@ def test_consts_bin_is_written_ahead_from_the_end_of_the_constants_stage(
     assert '"sha256"' in index and (tmp_path / "o" / "consts.bin").stat().st_size > 0
     assert 'tx8c.constants = "consts.json"' in (tmp_path / "o" / "model.mlir").read_text()
 
-
-def test_a_pipeline_failing_after_the_constants_are_written_ahead_leaves_nothing(
-        tmp_path: Path, monkeypatch) -> None:
-    from tx8c.transforms.ddr.ddr_alloc import DdrAllocPass
-
-    model = tmp_path / "cnn.onnx"
-    onnx.save(MODELS["residual_cnn"](), model)
-
-    def fails(*_):
-        raise Tx8Error("the DDR stage failed on purpose")
-
-    monkeypatch.setattr(DdrAllocPass, "apply", fails)
-    assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"),
-                     "--quiet"]) == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
