@@ -93,15 +93,46 @@ def test_an_error_of_the_write_ahead_is_raised_at_commit(tmp_path: Path) -> None
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path,
-                                                               monkeypatch) -> None:
+@pytest.mark.parametrize("where", ["lowering", "ddr stage"])
+def test_a_compile_failing_after_the_write_ahead_leaves_nothing(tmp_path: Path, monkeypatch,
+                                                               where: str) -> None:
+    """The write ahead of the constants starts at the end of the constants stage: a
+    failure in a later pass or in the lowering removes what it wrote."""
+    from tx8c.transforms.ddr.ddr_alloc import DdrAllocPass
+
     model = tmp_path / "cnn.onnx"
     onnx.save(MODELS["residual_cnn"](), model)
 
-    def lowering_fails(*_):
-        raise Tx8Error("lowering failed on purpose")
+    def fails(*_):
+        raise Tx8Error(f"the {where} failed on purpose")
 
-    monkeypatch.setattr(cli, "_lower", lowering_fails)
+    if where == "lowering":
+        monkeypatch.setattr(cli, "_lower", fails)
+    else:
+        monkeypatch.setattr(DdrAllocPass, "apply", fails)
     assert cli.main(["compile", str(model), "-o", str(tmp_path / "out" / "o"),
                      "--quiet"]) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]
+
+
+def test_consts_bin_is_written_ahead_from_the_end_of_the_constants_stage(
+        tmp_path: Path, monkeypatch) -> None:
+    """The write ahead of consts.bin starts once the constants stage has run (its
+    container is final there), before the DDR stage: it hashes and writes beside the
+    grouping and slicing stages. The files are the same."""
+    from tx8c.transforms.ddr.ddr_alloc import DdrAllocPass
+
+    model = tmp_path / "cnn.onnx"
+    onnx.save(MODELS["residual_cnn"](), model)
+    events: list[str] = []
+    write_ahead, ddr_alloc = OutputDir.write_ahead, DdrAllocPass.apply
+    monkeypatch.setattr(OutputDir, "write_ahead",
+                        lambda self: (events.append("write ahead"), write_ahead(self))[1])
+    monkeypatch.setattr(DdrAllocPass, "apply", lambda self, ctx, op: (
+        events.append("ddr-alloc"), ddr_alloc(self, ctx, op))[1])
+    assert cli.main(["compile", str(model), "-o", str(tmp_path / "o"), "--quiet"]) == 0
+    assert events == ["write ahead", "ddr-alloc"]
+    index = (tmp_path / "o" / "consts.json").read_text()
+    assert '"sha256"' in index and (tmp_path / "o" / "consts.bin").stat().st_size > 0
+    assert 'tx8c.constants = "consts.json"' in (tmp_path / "o" / "model.mlir").read_text()
+

@@ -32,11 +32,13 @@ BIN_FILE = "consts.bin"
 INDEX_FILE = "consts.json"
 
 
-def write_constants(out: OutputDir, module: ModuleOp, container: ConstContainer | None,
+def write_constants(out: OutputDir, container: ConstContainer | None,
                     opt_ddr: bool) -> dict[str, Any]:
     """Stage `consts.bin` (written piece by piece when `out` writes it) and `consts.json`
-    in `out`, make `module` name them, and return the index (its sha256 fields are filled
-    when consts.bin is written). `container`: the module's (`module_container`)."""
+    in `out`, and return the index (its sha256 fields are filled when consts.bin is
+    written). `container`: the module's (`module_container`), final: no pass after the
+    constants stage changes it. The caller makes the module name the index file
+    (`ConstContainer.external`) once no pass reads the container from the module."""
     container = container or ConstContainer()
     index = container.image_index(opt_ddr, BIN_FILE)
 
@@ -45,7 +47,6 @@ def write_constants(out: OutputDir, module: ModuleOp, container: ConstContainer 
 
     out.add(BIN_FILE, write_bin)
     out.add(INDEX_FILE, lambda f: f.write(index_json(index).encode("utf-8")))
-    ConstContainer.external(module, INDEX_FILE)
     return index
 
 

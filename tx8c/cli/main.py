@@ -73,7 +73,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from tx8c.const_container import module_container
+    from tx8c.const_container import ConstContainer
     from tx8c.frontend.onnx.loader import parse_input_shapes
     from tx8c.ir import print_module
 
@@ -91,19 +91,21 @@ def _compile(args: argparse.Namespace) -> int:
     if args.dump_ir_after_all:
         run.stages.append(("import", print_module(result.module)))
 
+    constants = _ConstantsAhead(out, options)
+
     def after_each(name, module):
         if args.dump_ir_after_all:
             run.stages.append((name, print_module(module)))
+        constants.after_pass(module)
 
     children: list[Background] = []
     try:
         records = _run_pipeline(result.module, options, progress, after_each)
         for r in records:
             clock.add(r.stage, r.seconds)
-        with clock("write-constants"):  # written by a thread while the rest compiles
-            container = module_container(result.module)
-            consts_index = write_constants(out, result.module, container, options.opt_ddr)
-            out.write_ahead()
+        container, consts_index = constants.written(result.module)
+        clock.add("write-constants", constants.seconds)
+        ConstContainer.external(result.module, INDEX_FILE)  # model.mlir names the files
         # The IR text and the report's statistics of the module are made in a child
         # while this process lowers (nothing changes the module after the pipeline); the
         # cmodel v2 simulation and the Program's file in two children while this process
@@ -124,6 +126,53 @@ def _compile(args: argparse.Namespace) -> int:
         out.discard()
         raise
     return 0
+
+
+class _ConstantsAhead:
+    """consts.bin and consts.json of a compile, written by a thread (`OutputDir.
+    write_ahead`) from the end of the constants stage on: the container is final there
+    (only the constants stage's passes change it), and hashing and writing BERT-base's
+    415 MB (about a CPU second) then runs beside the grouping and slicing stages, whose
+    serial parts leave a core idle, instead of beside the lowering (which the IR child
+    shares). The module keeps carrying the container until the pipeline ends (the DDR
+    passes read it). `seconds`: staging the files and starting the thread, the phase
+    "write-constants" (added to the clock after the pipeline's stages, where it was)."""
+
+    def __init__(self, out: OutputDir, options: CompileOptions):
+        from tx8c.pipeline import pipeline_stages
+
+        self.out, self.opt_ddr = out, options.opt_ddr
+        self.passes_run = 0
+        self.final_after = 0  # passes up to the end of the constants stage
+        for stage, passes in pipeline_stages(options):
+            self.final_after += len(passes)
+            if stage == "constants":
+                break
+        self.container = None
+        self.index: dict | None = None
+        self.seconds = 0.0
+
+    def after_pass(self, module) -> None:
+        """After each pass of the pipeline: start writing at the constants stage's end."""
+        self.passes_run += 1
+        if self.passes_run == self.final_after:
+            self._start(module)
+
+    def written(self, module):
+        """After the pipeline: (the module's container, the index of consts.json), the
+        files being written (started here if the pipeline had no constants stage)."""
+        if self.index is None:
+            self._start(module)
+        return self.container, self.index
+
+    def _start(self, module) -> None:
+        from tx8c.const_container import module_container
+
+        start = time.perf_counter()
+        self.container = module_container(module)
+        self.index = write_constants(self.out, self.container, self.opt_ddr)
+        self.out.write_ahead()
+        self.seconds = time.perf_counter() - start
 
 
 @dataclass

@@ -161,9 +161,10 @@ def lower_module(module: ModuleOp, container=None, config: TX8Config | None = No
             programs.append(GroupProgram(g.attr("group_id"), bool(g.attr("need_barrier")),
                                          (), 0, "ddr"))
             continue
-        placed = placed_plan(g, previous, config) if overlap else None
+        spec = group_spec(g)  # once: placing and lowering both read it
+        placed = placed_plan(g, previous, config, spec) if overlap else None
         programs.append(lower_group(g, inputs, outputs, ops, config, derived, placed,
-                                    ready_first=overlap, waiting=waiting[g]))
+                                    ready_first=overlap, waiting=waiting[g], spec=spec))
         previous = placed
     if overlap:
         programs = mark_early(programs, {t.name: t for t in tensors}, config)
@@ -252,7 +253,8 @@ def group_plan(group: GroupOp) -> Plan:
 def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list[OpInfo],
                 config: TX8Config, derived: dict | None = None,
                 placed: tuple[Plan, bool] | None = None, ready_first: bool = False,
-                waiting: frozenset[int] = frozenset()) -> GroupProgram:
+                waiting: frozenset[int] = frozenset(), spec: GroupSpec | None = None
+                ) -> GroupProgram:
     """One sliced group's instructions per tile; its kernels' ops are appended to
     `ops`. `derived` keeps, per group key and plan, what the lowering derives from the
     windows alone (a `_Derived`): each tile's steps (`tx8c.slicing.steps.steps`, the
@@ -266,9 +268,10 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
     `tx8c.analysis.group_dag.waiting_operands`) - moves to the front of its list where
     no instruction before it touches its buffer (`GroupLowering._ready_first`), so that
     these loads lead the early prefix of the ld (noc) lane (`mark_early`) and do not
-    queue behind a load that waits for the previous group's stores."""
+    queue behind a load that waits for the previous group's stores. `spec`: the
+    group's `group_spec`, when the caller has it."""
     gid = group.attr("group_id")
-    spec = group_spec(group)
+    spec = spec or group_spec(group)
     plan, mirrored = placed or (group_plan(group), False)
     limit = config.spm_bytes_per_tile - spec.spm_reserve
     body = [op for op in group.block.ops if op is not group.yield_op]
@@ -292,15 +295,16 @@ def lower_group(group: GroupOp, inputs: list[str], outputs: list[str], ops: list
                         spm_limit=limit, mirrored=mirrored)
 
 
-def placed_plan(group: GroupOp, previous: tuple[Plan, bool] | None, config: TX8Config
-                ) -> tuple[Plan, bool]:
+def placed_plan(group: GroupOp, previous: tuple[Plan, bool] | None, config: TX8Config,
+                spec: GroupSpec | None = None) -> tuple[Plan, bool]:
     """The group's plan with its buffers as the lowering places them for cross-group
     overlap, and whether they are mirrored (`mirrored_plan`): of the two orientations,
     the one where the buffers of its constants' first loads (what can load while the
     previous group runs) overlap fewer bytes of `previous`'s buffers (the last sliced
-    group's placed plan); on a tie the opposite of `previous`'s."""
+    group's placed plan); on a tie the opposite of `previous`'s. `spec`: the group's
+    `group_spec`, when the caller has it."""
     plan = group_plan(group)
-    spec = group_spec(group)
+    spec = spec or group_spec(group)
     mirrored = mirrored_plan(plan, config.spm_bytes_per_tile - spec.spm_reserve,
                              config.batch_align_bytes)
     if mirrored is None:

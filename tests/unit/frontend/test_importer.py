@@ -3,6 +3,8 @@ Dropout vanish, one Constant per initializer, opsets 7..26, and clear errors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -11,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 from examples.make_models import MODELS
 from tx8c.dialect.base import Tx8beOp
 from tx8c.frontend.onnx.importer import import_onnx
-from tx8c.frontend.onnx.loader import OnnxImportError
+from tx8c.frontend.onnx.loader import OnnxImportError, load_model
 from tx8c.frontend.onnx.runtime import random_inputs, run_onnxruntime
 from tx8c.sim.numerics import compare_arrays
 from tx8c.sim.reference import run_reference
@@ -190,3 +192,22 @@ def test_window_shape_arithmetic_folds() -> None:
     result = import_onnx(model)
     assert sorted(set(op_names(result.module))) == ["Add", "Constant", "Pad"]
     np.testing.assert_allclose(run_reference(result.module, inputs)[0], expected[0], rtol=1e-6)
+
+
+def test_model_file_is_parsed_from_a_map_of_the_file(tmp_path, monkeypatch) -> None:
+    """load_model parses the file's pages in place: no `read_bytes` copy of the whole file
+    first (BERT-base: 415 MB), and the same message as parsing the bytes; an empty file,
+    which cannot be mapped, still reads as an empty model (the caller's clear error)."""
+    model = MODELS["transformer_encoder"]()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+
+    def no_copy(self):
+        raise AssertionError(f"{self} was read whole into memory")
+
+    monkeypatch.setattr(Path, "read_bytes", no_copy)
+    assert load_model(path).SerializeToString() == model.SerializeToString()
+    with pytest.raises(OnnxImportError, match="holds no ONNX graph"):
+        load_model(empty)

@@ -24,8 +24,11 @@ Range(0, 1e11) took 5.6 GB).
 
 from __future__ import annotations
 
+import math
+import mmap
 import re
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import onnx
@@ -61,10 +64,10 @@ def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
         return model
     path = Path(source)
     require_file(path, OnnxImportError, "model", "the .onnx file")
-    data = path.read_bytes()
     model = onnx.ModelProto()
     try:
-        model.ParseFromString(data)
+        with _file_contents(path) as data:
+            model.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as e:
         raise OnnxImportError(
             f"'{path}' is not a readable ONNX model ({_short(e)}); the file may be truncated "
@@ -76,6 +79,23 @@ def load_model(source: str | Path | onnx.ModelProto) -> onnx.ModelProto:
         )
     _load_external_data(model, path)
     return model
+
+
+@contextmanager
+def _file_contents(path: Path):
+    """The bytes of the file at `path` as a buffer: a read-only memory map of it (the
+    parser reads the pages where the operating system keeps them, instead of a
+    `read_bytes` copy first: BERT-base's 415 MB took 0.4 s to copy), or, for an empty
+    file or one that cannot be mapped (a pipe), its bytes read. The map is closed on
+    leaving (the parsed message holds copies of what it needs)."""
+    with path.open("rb") as f:
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # empty, or not a mappable file
+            yield f.read()
+            return
+        with mapped, memoryview(mapped) as view:
+            yield view
 
 
 def _load_external_data(model: onnx.ModelProto, path: Path) -> None:
@@ -214,7 +234,7 @@ def validation_copy(model: onnx.ModelProto) -> onnx.ModelProto:
     _copy_fields(model.graph, light.graph, skip=("initializer",))
     declared = {i.name for i in model.graph.input}
     for tensor in model.graph.initializer:
-        if _payload_bytes(tensor) <= LARGE_TENSOR_BYTES:
+        if _checked_raw_bytes(tensor) <= LARGE_TENSOR_BYTES:
             light.graph.initializer.append(tensor)
         elif tensor.name not in declared:
             light.graph.input.append(onnx.helper.make_tensor_value_info(
@@ -233,6 +253,14 @@ def _copy_fields(source, target, skip: tuple[str, ...]) -> None:
             getattr(target, field.name).CopyFrom(value)
         else:
             setattr(target, field.name, value)
+
+
+def _checked_raw_bytes(tensor: onnx.TensorProto) -> int:
+    """`_payload_bytes`, read from the dims where `check_graph` has checked the raw
+    data's size against them (`_raw_size_checked`): each read of `raw_data` copies it
+    (BERT-base: 415 MB, 0.1 s)."""
+    want = _raw_size_checked(tensor)
+    return want if want is not None else _payload_bytes(tensor)
 
 
 def _payload_bytes(tensor: onnx.TensorProto) -> int:
@@ -385,9 +413,7 @@ def _check_tensor_data(tensor: onnx.TensorProto, what: str) -> None:
         return
     if any(d < 0 for d in tensor.dims):
         raise OnnxImportError(f"{what} has negative dimensions {list(tensor.dims)}.")
-    count = 1
-    for d in tensor.dims:
-        count *= d
+    count = math.prod(tensor.dims)
     try:
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
         field = onnx.helper.tensor_dtype_to_field(tensor.data_type)
@@ -395,9 +421,9 @@ def _check_tensor_data(tensor: onnx.TensorProto, what: str) -> None:
         return  # exotic types (strings, 4-bit, float8): left to the converters
     if tensor.data_type in _PACKED_TYPES:
         return
-    if tensor.HasField("raw_data"):
-        have, want = len(tensor.raw_data), count * dtype.itemsize
-        unit = "bytes"
+    want = _raw_size_checked(tensor)
+    if want is not None:
+        have, unit = len(tensor.raw_data), "bytes"
     else:
         have, want = len(getattr(tensor, field)), count * (2 if dtype.kind == "c" else 1)
         unit = "values"
@@ -407,6 +433,21 @@ def _check_tensor_data(tensor: onnx.TensorProto, what: str) -> None:
             f"{list(tensor.dims)}) holds {have} {unit} of data where its type and dims need "
             f"{want}; the model file is damaged or was written wrongly."
         )
+
+
+def _raw_size_checked(tensor: onnx.TensorProto) -> int | None:
+    """The bytes of raw data the tensor's dims and type need, for a tensor whose raw
+    data `_check_tensor_data` checks against them (in the model's file, of a type of
+    fixed size that is not packed); None for any other."""
+    if (tensor.data_location == onnx.TensorProto.EXTERNAL or not tensor.HasField("raw_data")
+            or tensor.data_type in _PACKED_TYPES or any(d < 0 for d in tensor.dims)):
+        return None
+    try:
+        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+        onnx.helper.tensor_dtype_to_field(tensor.data_type)
+    except (KeyError, ValueError, TypeError):
+        return None
+    return math.prod(tensor.dims) * itemsize
 
 
 _PACKED_TYPES = {
