@@ -136,3 +136,26 @@ def test_consts_bin_is_written_ahead_from_the_end_of_the_constants_stage(
     assert '"sha256"' in index and (tmp_path / "o" / "consts.bin").stat().st_size > 0
     assert 'tx8c.constants = "consts.json"' in (tmp_path / "o" / "model.mlir").read_text()
 
+
+
+def test_a_pass_changing_constants_after_the_write_ahead_is_an_internal_error(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    """consts.bin is written from the constants stage's end on the promise that no later
+    pass changes the constants; a pass breaking it must fail the compile (exit 2, a tx8c
+    bug), never leave a consts.bin that disagrees with the module."""
+    from tx8c.const_container import MODULE_ATTR
+    from tx8c.transforms.ddr.ddr_alloc import DdrAllocPass
+
+    model = tmp_path / "cnn.onnx"
+    onnx.save(MODELS["residual_cnn"](), model)
+    ddr_alloc = DdrAllocPass.apply
+
+    def changes_constants(self, ctx, op):
+        attr = op.attributes[MODULE_ATTR]
+        op.attributes[MODULE_ATTR] = type(attr)(list(attr.data))  # equal, but replaced
+        return ddr_alloc(self, ctx, op)
+
+    monkeypatch.setattr(DdrAllocPass, "apply", changes_constants)
+    assert cli.main(["compile", str(model), "-o", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "changed the module's constants" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cnn.onnx"]

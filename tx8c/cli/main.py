@@ -149,6 +149,7 @@ class _ConstantsAhead:
             if stage == "constants":
                 break
         self.container = None
+        self.carried = None  # the module's constants attribute that was written
         self.index: dict | None = None
         self.seconds = 0.0
 
@@ -161,14 +162,21 @@ class _ConstantsAhead:
     def written(self, module):
         """After the pipeline: (the module's container, the index of consts.json), the
         files being written (started here if the pipeline had no constants stage)."""
+        from tx8c.const_container import MODULE_ATTR
+
         if self.index is None:
             self._start(module)
+        elif module.attributes.get(MODULE_ATTR) is not self.carried:
+            # Attributes are immutable: a pass that changed a constant replaced this one.
+            raise RuntimeError("a pass after the constants stage changed the module's "
+                               "constants after consts.bin was written ahead")
         return self.container, self.index
 
     def _start(self, module) -> None:
-        from tx8c.const_container import module_container
+        from tx8c.const_container import MODULE_ATTR, module_container
 
         start = time.perf_counter()
+        self.carried = module.attributes.get(MODULE_ATTR)
         self.container = module_container(module)
         self.index = write_constants(self.out, self.container, self.opt_ddr)
         self.out.write_ahead()
