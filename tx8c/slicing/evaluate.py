@@ -76,7 +76,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import product
 
 from tx8c.analysis.interval_alloc import (
@@ -2514,12 +2514,9 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
                        bound)
     unplaced = schedule_of(spec, cand, split, values, buffers, ts, config,
                            shared.constants_first)
-    placements: list[Allocation] = []
-
+    @cache
     def placed() -> Allocation:  # the placement, computed once
-        if not placements:
-            placements.append(allocate(buffers, align, capacity, spans=spans, live=bound))
-        return placements[0]
+        return allocate(buffers, align, capacity, spans=spans, live=bound)
 
     later = allocate_spm and placed_later(buffers, align, capacity, ts, unplaced)
     schedule = unplaced
@@ -2550,7 +2547,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
                      placed() if allocate_spm else None, bound, group_bound_cycles, total,
                      busy)
 
-    peak = (lambda: placed().peak) if later else placements[0].peak if placements else bound
+    peak = (lambda: placed().peak) if later else placed().peak if allocate_spm else bound
     return Pending(cand, split.tiles, peak, floor, finish)
 
 
