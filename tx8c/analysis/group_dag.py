@@ -16,6 +16,8 @@ before it); a group without a barrier lets a fast tile start the next group earl
   complete for every tile exactly when its reader runs in a later epoch.
 - `waiting_operands(groups)`: per group, the operands a group it may run beside still
   writes (what its early loads wait for: cross-group overlap, `tx8c.slicing.overlap`).
+- `relabelled_sources(value, windows)`: the values whose bytes a relabel group's
+  result is (itself for any other value), with the windows of them a window reads.
 - `missing_barriers(block)`: the (producer, reader) pairs with no barrier between them:
   a reader that may read a result before every tile has written it. Empty is the
   correctness condition of the barriers; the tests check every grouping against it and a
@@ -26,9 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.ir import Block
+from xdsl.ir import Block, BlockArgument, SSAValue
 
 from tx8c.dialect.ops.backend import GroupOp
+from tx8c.interfaces.sharding import Window
 from tx8c.ir_utils import group_ops
 
 
@@ -61,6 +64,44 @@ def barrier_epochs(groups: Sequence[GroupOp]) -> list[int]:
         epochs.append(barriers)
         barriers += bool(g.attr("need_barrier"))
     return epochs
+
+
+def relabelled_sources(value: SSAValue, windows: Sequence[Window] | None = None
+                       ) -> list[tuple[SSAValue, list[Window] | None]]:
+    """The values whose DDR bytes `value` is, each with the windows of it that hold
+    `windows` of `value`: `value` itself, or - for a result of a relabel group
+    (`IN_DDR`: a Reshape, a head split... that runs in DDR and moves no byte) - its
+    operands' sources, followed back through relabels of relabels, the windows through
+    each op's slicer (`loops_for`, `back_window`: its own knowledge of what a slice
+    reads). Windows None: not asked, or not followed (an op with no slicer)."""
+    owner = value.owner
+    if not (isinstance(owner, GroupOp) and owner.attr("group_tag") == GroupOp.IN_DDR):
+        return [(value, None if windows is None else list(windows))]
+    out = []
+    for arg, found in _back_to_arguments(owner.yield_op.operands[value.index],
+                                         None if windows is None else list(windows)):
+        out += relabelled_sources(owner.operands[arg], found)
+    return out
+
+
+def _back_to_arguments(value: SSAValue, windows: list[Window] | None
+                       ) -> list[tuple[int, list[Window] | None]]:
+    """(block argument number, the windows of it `windows` of `value` read) for the
+    arguments `value` is computed from inside a group's block."""
+    if isinstance(value, BlockArgument):
+        return [(value.index, windows)]
+    op = value.owner
+    reads = None
+    if windows is not None and hasattr(op, "slicer"):
+        slicer = op.slicer()
+        reads = [[] for _ in op.operands]
+        for w in windows:
+            wanted = [None] * len(op.results)
+            wanted[value.index] = w
+            for k, part in enumerate(slicer.back_window(slicer.loops_for(wanted))):
+                reads[k].append(part)
+    return [found for k, operand in enumerate(op.operands)
+            for found in _back_to_arguments(operand, None if reads is None else reads[k])]
 
 
 def missing_barriers(block: Block) -> list[tuple[GroupOp, GroupOp]]:
