@@ -242,11 +242,11 @@ def _default_search(spec, config, options, best: _Best) -> None:
     smallest split that fits (and, pipelined, at a few more steps along its first
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
-    best plan, the best shardings unsplit, the best sharding per count of busy tiles),
-    then moved on the runner-up shardings' plans (`_reduce_moves`: doubled in time, and
-    over tiles taken from the anchor's sharding); deep pipelines for the best plans; a
-    polish around the best; last, per cut over idle tiles, its cut in time traded for a
-    deep pipeline's steps (`_steps_for_time_cuts`)."""
+    best plan, the best shardings unsplit, the best sharding per count of busy tiles);
+    deep pipelines for the best plans; a polish around the best; per cut over idle
+    tiles, its cut in time traded for a deep pipeline's steps (`_steps_for_time_cuts`);
+    last, the reduction cut moved on the runner-up shardings' plans (`_reduce_moves`:
+    doubled in time, and over tiles taken from the anchor's sharding)."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
