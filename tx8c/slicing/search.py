@@ -612,18 +612,36 @@ def _reduce_moves(spec, config, options, best: _Best, granules) -> None:
         cut = cuts.get((tiles, 2 * steps))
         if cut is not None:
             best.offer(spec, replace(cand, reduce=cut), config)
-        used = _used_tiles(spec, cand.sharding, granules)
-        for d, factor in enumerate(cand.sharding):
-            if factor % 2:
-                continue
-            sharding = cand.sharding[:d] + (factor // 2,) + cand.sharding[d + 1:]
-            fewer = _used_tiles(spec, sharding, granules)
-            if fewer == used or fewer * 2 * tiles > config.tiles_per_chip:
+        for sharding in _halved_shardings(spec, cand.sharding, granules):
+            if _used_tiles(spec, sharding, granules) * 2 * tiles > config.tiles_per_chip:
                 continue
             for time in (steps, 2 * steps):
                 cut = cuts.get((2 * tiles, time))
                 if cut is not None:
                     best.offer(spec, replace(cand, sharding=sharding, reduce=cut), config)
+
+
+def _halved_shardings(spec, sharding: tuple[int, ...], granules) -> Iterator[tuple[int, ...]]:
+    """`sharding` with the pieces of one dim halved, in the exhaustive space's form: per
+    dim `d` whose even factor halved gives fewer busy tiles, that factor halved and
+    another dim's doubled where that cuts nothing more (a dim of one piece: GPT-2 g28's
+    (1,1,4,4) -> (2,1,4,2), 8 busy tiles), so that the factors keep their product (the
+    exhaustive search lists shardings of every tile, `ranked_shardings`); none when no
+    dim can take the factor."""
+    used = _used_tiles(spec, sharding, granules)
+    for d, factor in enumerate(sharding):
+        if factor % 2:
+            continue
+        halved = sharding[:d] + (factor // 2,) + sharding[d + 1:]
+        fewer = _used_tiles(spec, halved, granules)
+        if fewer == used:
+            continue
+        for e, other in enumerate(halved):
+            moved = halved[:e] + (2 * other,) + halved[e + 1:]
+            if e != d and spec.anchor_loops[e].shard and _used_tiles(
+                    spec, moved, granules) == fewer:
+                yield moved
+                break
 
 
 def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: int
