@@ -2483,6 +2483,11 @@ class Pending:
     def cycles(self) -> int:
         return self.plan.cycles
 
+    @property
+    def estimated(self) -> bool:
+        """Whether its estimate has run (asking `cycles` costs nothing more)."""
+        return self._plan is not None
+
     def renamed(self, candidate: Candidate) -> Pending:
         """This answer for `candidate`, another name of the same plan (its Plan's
         `candidate` is `candidate`)."""

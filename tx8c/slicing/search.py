@@ -243,8 +243,10 @@ def _default_search(spec, config, options, best: _Best) -> None:
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
-    deep pipelines for the best plans; a polish around the best; last, per cut over idle
-    tiles, its cut in time traded for a deep pipeline's steps (`_steps_for_time_cuts`)."""
+    deep pipelines for the best plans; a polish around the best; per cut over idle
+    tiles, its cut in time traded for a deep pipeline's steps (`_steps_for_time_cuts`);
+    last, the reduction cut moved on the runner-up shardings' plans (`_reduce_moves`:
+    doubled in time, and over tiles taken from the anchor's sharding)."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
@@ -277,6 +279,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
         # last, so that it can only add plans: before the polish, a plan it found
         # moved the polish away from a better one (Swin's qkv Gemm 16 342 -> 19 725)
         _steps_for_time_cuts(spec, config, best, granules, order)
+    # last too: before the deep pipelines, its plans moved the polish away from
+    # better ones (ResNet-50's 3x3 Conv of group 5: 6 734 -> 6 887)
+    _reduce_moves(spec, config, options, best, granules)
 
 
 @dataclass
@@ -551,6 +556,92 @@ def _reduce_phase(spec, config, options, best: _Best, scored, visited, granules
                               config.tiles_per_chip):
         used = _used_tiles(spec, base.sharding, granules)
         yield from _reduce_candidates(spec, base, used, config)
+
+
+def _runner_ups(best: _Best, count: int) -> list[Pending]:
+    """Per sharding offered, its plan of the least floor - its cycles when its estimate
+    has run (branch and bound ran those that could win), else its lower bound -, on the
+    `count` shardings of the least floors, in that order; a sharding whose floor ties an
+    earlier one's is skipped (on a small anchor several shardings cut the work into
+    shares of one size: MobileNetV2's 1x1 Conv over 14 x 14 x 64, group 29, has four at
+    1 321 cycles). Runs no estimate: ranking every plan offered by its cycles ran 14 -
+    23 % more of them; the floor keeps a sharding none of whose plans was estimated
+    (group 29's (1,4,4,1), 1 333 cycles, its bounds above the best's 1 321)."""
+    least: dict[tuple[int, ...], tuple[int, int]] = {}  # sharding -> (floor, position)
+    for i, plan in enumerate(best.found):
+        floor = plan.cycles if plan.estimated else plan.lower_bound
+        sharding = plan.candidate.sharding
+        if sharding not in least or (floor, i) < least[sharding]:
+            least[sharding] = (floor, i)
+    out: list[Pending] = []
+    floors = set()
+    for floor, i in sorted(least.values()):
+        if floor not in floors:
+            out.append(best.found[i])
+        floors.add(floor)
+    return out[:count]
+
+
+def _reduce_moves(spec, config, options, best: _Best, granules) -> None:
+    """The reduction cut moved on the `refine` runner-up shardings' fastest plans
+    (`_runner_ups`; groups with a cuttable reduction only):
+    - in time: its cut in time doubled (the reduction phase cuts the first phase's
+      shardings unsplit or the best plan only: MobileNetV2's group 29 took (1,2,8,1)
+      uncut, 1 321 cycles, where the runner-up (1,4,4,1) cut in 2 in time takes 1 256;
+      doubling again while that paid ran 2 % more estimates on ResNet-50 for no plan
+      better in the end);
+    - over tiles taken from the anchor's sharding: per sharded dim, its factor halved
+      and the reduction's tiles doubled (the tiles busy kept), the cut in time kept and
+      doubled (each tile's reduction is half as long, its weights half as wide). The
+      reduction phase only gives the reduction the tiles a sharding leaves idle: GPT-2's
+      Gemm 256 -> 128 (group 28) took (1,1,4,4) with K cut in 4 in time, 9 010 cycles,
+      where (1,1,4,2) with K over 2 tiles and in 8 takes 8 205).
+    A few candidates per group (ResNet-50: +1.1 %, estimates +2.1 %)."""
+    cuts = {(math.prod(c.sharding), math.prod(c.split)): c
+            for c in reversed(reduce_cuts(spec, config.tiles_per_chip, config))}
+    if not cuts:
+        return
+    node = _reducing_node(spec)
+    best.settle()  # the reduction phase's plans that could win estimated
+    for plan in _runner_ups(best, options.refine):
+        cand = plan.candidate
+        tiles = math.prod(cand.reduce.sharding) if cand.reduce else 1
+        steps = math.prod(cand.reduce.split) if cand.reduce else 1
+        if cand.reduce is not None and cand.reduce.node != node:
+            continue
+        cut = cuts.get((tiles, 2 * steps))
+        if cut is not None:
+            best.offer(spec, replace(cand, reduce=cut), config)
+        for sharding in _halved_shardings(spec, cand.sharding, granules):
+            if _used_tiles(spec, sharding, granules) * 2 * tiles > config.tiles_per_chip:
+                continue
+            for time in (steps, 2 * steps):
+                cut = cuts.get((2 * tiles, time))
+                if cut is not None:
+                    best.offer(spec, replace(cand, sharding=sharding, reduce=cut), config)
+
+
+def _halved_shardings(spec, sharding: tuple[int, ...], granules) -> Iterator[tuple[int, ...]]:
+    """`sharding` with the pieces of one dim halved, in the exhaustive space's form: per
+    dim `d` whose even factor halved gives fewer busy tiles, that factor halved and
+    another dim's doubled where that cuts nothing more (a dim of one piece: GPT-2 g28's
+    (1,1,4,4) -> (2,1,4,2), 8 busy tiles), so that the factors keep their product (the
+    exhaustive search lists shardings of every tile, `ranked_shardings`); none when no
+    dim can take the factor."""
+    used = _used_tiles(spec, sharding, granules)
+    for d, factor in enumerate(sharding):
+        if factor % 2:
+            continue
+        halved = sharding[:d] + (factor // 2,) + sharding[d + 1:]
+        fewer = _used_tiles(spec, halved, granules)
+        if fewer == used:
+            continue
+        for e, other in enumerate(halved):
+            moved = halved[:e] + (2 * other,) + halved[e + 1:]
+            if e != d and spec.anchor_loops[e].shard and _used_tiles(
+                    spec, moved, granules) == fewer:
+                yield moved
+                break
 
 
 def _reduce_bases(spec, best: _Best, scored, visited, granules, options, tiles: int
