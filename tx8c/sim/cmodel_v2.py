@@ -820,7 +820,7 @@ class _Simulation:
         consecutive ids). They depend on the instructions' SPM ranges alone, so they are
         computed once per sequence of ranges (`_range_deps`, remembered: the tiles of a
         group and the equal groups of a model repeat them - BERT-base's 1 350 tile
-        lists have 102 distinct ones) and added as offsets from the first id."""
+        lists have 42 distinct ones) and added as offsets from the first id."""
         ops = self.ops
         tile = ops[ids[0]].tile if ids else 0
         key = tuple((tuple((lo, hi) for t, lo, hi in op.reads if t == tile),
