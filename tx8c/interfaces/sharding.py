@@ -167,10 +167,8 @@ class Window:
                       tuple(map(max, self.stop, other.stop)))
 
     def contains(self, other: Window) -> bool:
-        return all(
-            a <= c and d <= b
-            for a, b, c, d in zip(self.start, self.stop, other.start, other.stop, strict=True)
-        )
+        _same_rank(self.start, other.start)
+        return all(map(le, self.start, other.start)) and all(map(le, other.stop, self.stop))
 
     def __str__(self) -> str:
         return "[" + ", ".join(f"{a}:{b}" for a, b in self.pairs()) + "]"
