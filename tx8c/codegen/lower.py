@@ -495,6 +495,7 @@ class GroupLowering:
                 self.buffers[(b.node, b.result)] = b
         cut = plan.candidate.reduce
         self.reduce_node = cut.node if cut is not None else None
+        self.interchange = plan.candidate.interchange
         self.late = downstream_of(spec, cut.node) if cut is not None else set()
         self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
         self.loaded: dict[tuple[int, int, Window], tuple[int, SpmRef, int]] = {}
@@ -515,8 +516,8 @@ class GroupLowering:
         if walk is None:
             walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
                                                     self.config, self.derived.sweeps)
-        for step, after in zip(walk, [*walk[1:], None], strict=True):
-            complete = after is None or after.first_piece  # the partial sum, if any
+        for step in walk:
+            complete = step.last_piece  # the partial sum, if any
             for node in self.spec.nodes:
                 if not step.runs[node.index] or node.kind == "ddr":
                     continue  # a constant left in DDR: its readers fetch it themselves
@@ -603,10 +604,14 @@ class GroupLowering:
         self.loaded[key] = (tile, spm, -1 - len(state.out))
         state.out.append(Dma("ld", tensor, window, spm, None, step))
 
-    def _copy(self, node: Node, r: int, state: _TileState, advance: bool) -> int:
+    def _copy(self, node: Node, r: int, state: _TileState, advance: bool,
+              copy: int | None = None) -> int:
         """The SPM address of result r's buffer for this run: the next copy, or (for a
-        partial sum that accumulates) the one the run before used."""
+        partial sum that accumulates) the one the run before used; `copy`: that copy
+        (the interchanged order's partial sum of anchor step `copy`)."""
         buffer = self.buffers[(node.index, r)]
+        if copy is not None:
+            return buffer.offsets[copy % buffer.copies]
         count = state.runs.get((node.index, r), 0)
         if advance:
             state.runs[(node.index, r)] = count + 1
@@ -652,7 +657,9 @@ class GroupLowering:
                                     f"{ref}, but its buffer holds {held}")
             operands.append(Operand(spm, held))
         accumulate = node.index == self.reduce_node and not step.first_piece
-        results = [self._result(node, r, window, state, not accumulate, operands)
+        # the interchanged order: each anchor step accumulates into a copy of its own
+        copy = step.inner if node.index == self.reduce_node and self.interchange else None
+        results = [self._result(node, r, window, state, not accumulate, operands, copy)
                    for r, window in enumerate(writes)]
         imm = self.imm.get(node.index)
         imm_ref = None if imm is None else SpmRef(imm.offsets[0], (imm.size,), "ui8",
@@ -662,12 +669,14 @@ class GroupLowering:
                                 step.index))
 
     def _result(self, node: Node, r: int, window: Window | None, state: _TileState,
-                advance: bool, operands: list[Operand]) -> Operand | None:
+                advance: bool, operands: list[Operand], copy: int | None = None
+                ) -> Operand | None:
         if window is None:
             return None
         ref = ValueRef(node.index, r)
         if (node.index, r) in self.buffers:
-            spm = spm_ref(self._copy(node, r, state, advance), window, node.results[r])
+            spm = spm_ref(self._copy(node, r, state, advance, copy), window,
+                          node.results[r])
         elif node.inplace and r == 0 and operands and isinstance(operands[0].ref, SpmRef):
             spm = spm_ref(operands[0].ref.addr, window, node.results[r])  # in place
         else:
