@@ -94,7 +94,7 @@ from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.propagate import SweepMemo
-from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
+from tx8c.slicing.steps import Tile, downstream_of, lead, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
 from tx8c.target.mem_layout import stored_bytes
 
@@ -516,6 +516,7 @@ class GroupLowering:
         if walk is None:
             walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
                                                     self.config, self.derived.sweeps)
+        inner = walk[-1].inner + 1  # the interchanged order's anchor steps
         for step in walk:
             complete = step.last_piece  # the partial sum, if any
             for node in self.spec.nodes:
@@ -531,7 +532,8 @@ class GroupLowering:
                     self._kernel(node, loops, state, step)
                 if node.index == self.reduce_node and complete:
                     self._after_reduce(node, loops, tile, state, step)
-                at = ((step.index + self.plan.stages[node.index]) * self.period
+                at = ((step.index - lead(step, node.index, inner)
+                       + self.plan.stages[node.index]) * self.period
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]
         order = [k for _, _, k in sorted(keys)]

@@ -262,6 +262,9 @@ class Split:
     inner: int = 0
     """Under `Candidate.interchange`, tile 0's anchor steps inside each reduction piece
     (the partial-sum copies); 0 in the default order."""
+    ahead: frozenset[int] = frozenset()
+    """Under `Candidate.interchange`, the loads issued `inner` - 1 steps early at the
+    first anchor step of each reduction piece after the first (`steps.Step.ahead`)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -458,8 +461,8 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
         if uneven or any(edges for _, _, edges in edges) or _short_dims(
                 pieces + reduce_pieces):
             raise Rejected("the interchanged order runs whole pieces only")
-        runs, inner = _interchanged_runs(spec, cand, busy or [first],
-                                         absent or (frozenset(),), config, propagate)
+        runs, inner, ahead = _interchanged_runs(spec, cand, busy or [first],
+                                                absent or (frozenset(),), config, propagate)
         first_runs = dict(runs[0])
         counts = tuple(run_count(first_runs[n.index], steps) if n.index in first_runs
                        else count for n, count in zip(spec.nodes, counts, strict=True))
@@ -470,7 +473,8 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
                  share_slices, share_steps, edges, crossing if any(crossing) else (), hops,
-                 _ragged(sharded.windows, share_of), inner if cand.interchange else 0)
+                 _ragged(sharded.windows, share_of), inner if cand.interchange else 0,
+                 ahead if cand.interchange else frozenset())
 
 
 EDGE_DIMS = 3
@@ -1047,7 +1051,9 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
 
 
 def _interchanged_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], config,
-                       propagate) -> tuple[tuple[tuple[tuple[int, RunSteps], ...], ...], int]:
+                       propagate
+                       ) -> tuple[tuple[tuple[tuple[int, RunSteps], ...], ...], int,
+                                  frozenset[int]]:
     """`Split.runs` of an interchanged candidate: per busy tile, the steps at which it
     runs every node it runs, read off the tile's exact steps (`steps.steps`, which the
     lowering and the reference run of a plan follow) along the loop dims in their order
@@ -1056,7 +1062,8 @@ def _interchanged_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], con
     `_runs_key`) runs at the last piece, where what follows the reduction runs, and
     every tile is timed as its share's owner (`Schedule.owners` scales what only the
     owners stream). Tiles whose shares have the same shape and never-run nodes run the
-    same steps: walked once. Also tile 0's anchor steps per reduction piece."""
+    same steps: walked once. Also tile 0's anchor steps per reduction piece and its
+    loads issued ahead (`steps.Step.ahead`)."""
     out, seen, inners = [], {}, []
     node = cand.reduce.node
     for tile, never in zip(busy, absent, strict=True):
@@ -1074,10 +1081,10 @@ def _interchanged_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], con
             if tile.reduce is not None and math.prod(cand.reduce.sharding) > 1:
                 at = [s.index for s in walk if s.last_piece]
                 found.append((~node, _pattern(at, dims, len(walk), "the NoC reduction")))
-            seen[key] = tuple(found), inner
+            seen[key] = tuple(found), inner, frozenset(n for s in walk for n in s.ahead)
         out.append(seen[key][0])
-        inners.append(seen[key][1])
-    return tuple(out), inners[0]
+        inners.append(seen[key][1:])
+    return (tuple(out), *inners[0])
 
 
 def _loop_strides(dims: list[int]) -> list[tuple[int, int]]:
@@ -1482,6 +1489,9 @@ class Schedule:
     """`Split.inner`: under `Candidate.interchange`, the anchor steps inside each
     reduction piece, each accumulating into its own partial-sum copy (`simulate_tile`);
     such a schedule is simulated step by step (`_extrapolated`)."""
+    ahead: frozenset[int] = frozenset()
+    """`Split.ahead`: loads issued `inner` - 1 steps early at the first anchor step of
+    each reduction piece after the first (`simulate_tile`, as the lowering orders them)."""
 
 
 EXACT_STEPS = 12
@@ -1960,7 +1970,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
         writes.setdefault(node, []).append((b, copies))
     pieces = schedule.accumulate[1] if schedule.accumulate else 1
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
-    inner = schedule.inner
+    inner, ahead = schedule.inner, schedule.ahead
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams, setups = [], [], [], [], [], [], []
@@ -1993,6 +2003,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             if at_edge and step in at_edge:  # a remainder step: smaller slices
                 took, streamed = at_edge[step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
+            if node in ahead and step >= inner and step % inner == 0:
+                at -= (inner - 1) * period  # the next piece's operand, early (`Step.ahead`)
             if first and r.ready and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
@@ -2432,7 +2444,8 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
                 until = runs[j + 1] if j + 1 < len(runs) else split.steps
                 read = reading[max(0, bisect_left(reading, until) - 1)]
                 finish = (max(step, read) + last + 1) * period
-            start = step * period + begin
+            early = inner - 1 if v.node in split.ahead and j else 0  # `Step.ahead`
+            start = (step - early) * period + begin
             lives[j % copies].append((start, max(finish, start + 1)))
         buffers += [Buffer(copy_name(v.name, c), v.size, _merged(live))
                     for c, live in enumerate(lives)]
@@ -2840,7 +2853,7 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
         accumulating(cand), owners, classes, costs if any(costs) else (),
         edges if any(edges) else (), constants_first,
         kept_in_order(spec, values, buffers, placed) if constants_first else frozenset(),
-        split.ragged, split.inner)
+        split.ragged, split.inner, split.ahead)
 
 
 def kept_in_order(spec: GroupSpec, values: list[_Value], buffers: list[Buffer],

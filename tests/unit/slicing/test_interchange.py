@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tests.unit.group.common import run
 from tests.unit.slicing.helpers import grouped_graph
 from tx8c.codegen.lower import group_plan, lower_module
+from tx8c.codegen.program import Dma, Kernel, NocCopy
 from tx8c.const_container import module_container
 from tx8c.pipeline import CompileOptions, ddr_spec, slicing_spec
 from tx8c.sim.cmodel_v2 import run_program, simulate_events
@@ -97,6 +98,8 @@ def test_the_anchor_steps_run_inside_the_reduction_pieces():
     assert [s.first_piece for s in walk] == [True] * 2 + [False] * 6
     assert [s.last_piece for s in walk] == [False] * 6 + [True] * 2
     assert [s.inner for s in walk] == [0, 1] * 4
+    # the next piece's weight is issued a step early, while this piece's rows compute
+    assert [s.ahead for s in walk] == [(), (), (weight,), (), (weight,), (), (weight,), ()]
     default = steps(spec, cut(gemm, interchange=False), tile, DEFAULT_CONFIG)
     assert [s.runs[store] for s in default] == [False, False, False, True] * 2
     assert [s.runs[residual] for s in default] == [True, False, False, False] * 2
@@ -198,6 +201,15 @@ def test_cmodel_v2_runs_it_bit_exact_as_estimated_with_a_shorter_drain(monkeypat
         simulated = timing.group_cycles[gid]
         assert abs(plan.cycles / simulated - 1) <= 0.05, (name, plan.cycles, simulated)
         end = max(e.finish for e in mine)
+        if interchange:  # piece 1's weight (128 x 512) before row step 1's Gemm
+            listed = program.groups[[g.group_id for g in program.groups].index(
+                gid)].tiles[0].instructions
+            weight = next(i for i, ins in enumerate(listed) if ins.step == 2 and (
+                isinstance(ins, Dma) and ins.window.shape == (128, WIDTH)
+                or isinstance(ins, NocCopy)))
+            gemm = next(i for i, ins in enumerate(listed)
+                        if isinstance(ins, Kernel) and ins.step == 1)
+            assert weight < gemm
         runs[name] = (plan.cycles, _estimated_drain(spec, plan),
                       end - max(e.finish for e in mine if e.lane == "ne"))
     assert runs["interchanged"][1] < runs["whole"][1], runs
