@@ -516,7 +516,6 @@ class GroupLowering:
         if walk is None:
             walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
                                                     self.config, self.derived.sweeps)
-        inner = walk[-1].inner + 1  # the interchanged order's anchor steps
         for step in walk:
             complete = step.last_piece  # the partial sum, if any
             for node in self.spec.nodes:
@@ -532,7 +531,7 @@ class GroupLowering:
                     self._kernel(node, loops, state, step)
                 if node.index == self.reduce_node and complete:
                     self._after_reduce(node, loops, tile, state, step)
-                at = ((step.index - lead(step, node.index, inner)
+                at = ((step.index - lead(step, node.index)
                        + self.plan.stages[node.index]) * self.period
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]

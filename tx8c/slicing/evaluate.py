@@ -263,8 +263,8 @@ class Split:
     """Under `Candidate.interchange`, tile 0's anchor steps inside each reduction piece
     (the partial-sum copies); 0 in the default order."""
     ahead: frozenset[int] = frozenset()
-    """Under `Candidate.interchange`, the loads issued `inner` - 1 steps early at the
-    first anchor step of each reduction piece after the first (`steps.Step.ahead`)."""
+    """Under `Candidate.interchange`, the loads issued a step early at the first anchor
+    step of each reduction piece after the first (`steps.Step.ahead`, `steps.lead`)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -1490,8 +1490,9 @@ class Schedule:
     reduction piece, each accumulating into its own partial-sum copy (`simulate_tile`);
     such a schedule is simulated step by step (`_extrapolated`)."""
     ahead: frozenset[int] = frozenset()
-    """`Split.ahead`: loads issued `inner` - 1 steps early at the first anchor step of
-    each reduction piece after the first (`simulate_tile`, as the lowering orders them)."""
+    """`Split.ahead`: loads issued a step early at the first anchor step of each
+    reduction piece after the first (`simulate_tile`, as the lowering orders them:
+    `steps.lead`)."""
 
 
 EXACT_STEPS = 12
@@ -2004,7 +2005,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 took, streamed = at_edge[step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
             if node in ahead and step >= inner and step % inner == 0:
-                at -= (inner - 1) * period  # the next piece's operand, early (`Step.ahead`)
+                at -= period  # the next piece's operand, a step early (`steps.lead`)
             if first and r.ready and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
@@ -2406,7 +2407,8 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
     the `Split.inner` copies of the partial sum lives from its anchor step's first piece
     to the end of the frame whose readers take the complete sum at the last piece.
     Every other buffer rotates its copies over its producer's runs as `lifetimes` does
-    (`copies` per the stages it spans); a run lives from its producer's start to the
+    (`copies` per the stages it spans; a load the reduction reads at every step, one
+    per anchor step and one more: `steps.lead`); a run lives from its producer's start to the
     end of its readers' frame in the producer's step when they read it only there, else
     to the end of the frame of its readers' last step before the producer's next run."""
     task_of = {t.node: t for t in ts if t.lane != "noc"}
@@ -2433,6 +2435,9 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
             continue
         runs = steps_of(v.node)
         copies = 1 if len(runs) == 1 else max(1, min(last - producer.stage + 1, depth))
+        if v.kind == "value" and len(runs) == split.steps and node in v.readers and \
+                spec.nodes[v.node].kind == "load" and pipelined:
+            copies = inner + 1  # streamed at every step: never waits a piece (`steps.lead`)
         readers = [u for u in v.readers if u in task_of] or [v.node]
         reading = sorted(set().union(*(steps_of(u) for u in readers)))
         alongside = last == producer.stage and set(reading) <= set(runs)
@@ -2444,7 +2449,7 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
                 until = runs[j + 1] if j + 1 < len(runs) else split.steps
                 read = reading[max(0, bisect_left(reading, until) - 1)]
                 finish = (max(step, read) + last + 1) * period
-            early = inner - 1 if v.node in split.ahead and j else 0  # `Step.ahead`
+            early = 1 if v.node in split.ahead and j else 0  # `steps.lead`
             start = (step - early) * period + begin
             lives[j % copies].append((start, max(finish, start + 1)))
         buffers += [Buffer(copy_name(v.name, c), v.size, _merged(live))

@@ -69,10 +69,10 @@ class Step:
     last_piece: bool = True
     inner: int = 0
     ahead: tuple[int, ...] = ()
-    """The interchanged order's loads run here that are issued `inner` - 1 steps early
-    (`lead`): those that load once per reduction piece (the piece of the operand the
-    reduction streams, shared by the anchor steps), at the first anchor step of every
-    piece but the first."""
+    """The interchanged order's loads run here that are issued a step early (`lead`):
+    those that load once per reduction piece (the piece of the operand the reduction
+    streams, shared by the anchor steps), at the first anchor step of every piece but
+    the first."""
 
 
 def _granules(spec: GroupSpec, block_dim: int | None, block: int) -> list[int]:
@@ -346,12 +346,16 @@ def _interchanged(spec: GroupSpec, cand: Candidate, tile: Tile, windows: list,
     return [replace(s, ahead=tuple(once)) if s.inner == 0 and s.index else s for s in out]
 
 
-def lead(step: Step, node: int, inner: int) -> int:
+def lead(step: Step, node: int) -> int:
     """Steps before its own that `node`'s run at `step` is issued (`Step.ahead`): the
-    next reduction piece's operand is loaded while the previous piece's anchor steps
-    compute (one step ahead only, it waited for the last of them: BERT-base's FFN-down
-    Gemm, K in 16 pieces under 2 row steps, ran 1.34 x its busiest engine)."""
-    return inner - 1 if node in step.ahead else 0
+    next reduction piece's operand is loaded while the previous piece's last anchor
+    step computes, after that step's own loads (issued at its own step it waited for
+    the previous piece's last compute: BERT-base's FFN-down Gemm, K in 16 pieces under 2
+    row steps, ran 1.34 x its busiest engine). The loads every anchor step runs have a
+    copy per anchor step and one more (`evaluate.interchanged_lifetimes`), so that they
+    never wait for the compute of the piece before: the in-order load lane then streams
+    the whole piece's loads back to back."""
+    return 1 if node in step.ahead else 0
 
 
 def _outputs(window: Window | None, spec: GroupSpec, node: int):
