@@ -452,20 +452,20 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
         best.offer(spec, replace(base, split=split), config)
 
 
-INTERCHANGED_DOUBLINGS = 2
+INTERCHANGED_DOUBLINGS = 1
 """Doublings of an anchor dim's split the search offers under the interchanged order
-(`_interchanged`): 2 and 4 times the steps, the pieces the drain's projections found
-worth it (bench/README.md, branch drain)."""
+(`_interchanged`): twice the steps (`evaluate.INTERCHANGED_STEPS`: 2 anchor steps at
+most inside the reduction's pieces)."""
 
 
 def _interchanged(spec, config, best: _Best, granules, order) -> None:
     """The interchanged loop order (`Candidate.interchange`) where it can pay: on the
     best plan and the fastest pipelined plan that cut a reduction in time, each as it
     is (when it has anchor steps) and with the split along each anchor dim that can be
-    split further doubled once and twice (the anchor steps that run inside the
-    reduction's pieces: the last piece's chain - its compute, what follows the
-    reduction, the stores - in 2 or 4 pieces that pipeline). A handful of candidates
-    per group, offered last so that they can only add plans."""
+    split further doubled (the anchor steps that run inside the reduction's pieces: the
+    last piece's chain - its compute, what follows the reduction, the stores - in 2
+    pieces that pipeline). A handful of candidates per group, offered last so that they
+    can only add plans."""
     bases = [best.plan.candidate] if best.plan is not None else []
     timed = [p for p in best.found if p.candidate.pipelined and _cut_in_time(
         p.candidate.reduce) and not p.candidate.interchange]

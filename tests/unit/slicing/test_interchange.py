@@ -125,15 +125,15 @@ def test_the_interchanged_order_needs_a_cut_in_time_and_anchor_steps():
                  cut(gemm, row_steps=1)):
         with pytest.raises(Rejected, match="interchanged order needs"):
             evaluate(spec, cand, DEFAULT_CONFIG)
+    with pytest.raises(Rejected, match="at most 2 anchor steps"):  # not yet estimated well
+        evaluate(spec, cut(gemm, row_steps=4), DEFAULT_CONFIG)
 
 
-@pytest.mark.parametrize("row_steps", [2, 4])
-def test_the_plan_runs_slice_by_slice_to_the_unsliced_result(row_steps, monkeypatch):
+def test_the_plan_runs_slice_by_slice_to_the_unsliced_result(monkeypatch):
     """The reference run of the plan slice by slice (`run_by_plans`: every window,
     partial sum and store as the plan's steps say) gives the unsliced result bit for
     bit."""
-    module, _, container, _ = _compiled(lambda gemm: cut(gemm, row_steps), monkeypatch,
-                                        lower=False)
+    module, _, container, _ = _compiled(cut, monkeypatch, lower=False)
     group, _, _ = the_gemm(module)
     assert group_plan(group).candidate.interchange
     x, r = inputs()
