@@ -94,7 +94,7 @@ from tx8c.slicing.evaluate import frame_schedule, node_lane
 from tx8c.slicing.group import GroupSpec, Node, Stored, ValueRef, group_spec
 from tx8c.slicing.plan import BufferPlan, Plan
 from tx8c.slicing.propagate import SweepMemo
-from tx8c.slicing.steps import Tile, downstream_of, reduce_tree, steps, tiles
+from tx8c.slicing.steps import Tile, downstream_of, lead, reduce_tree, steps, tiles
 from tx8c.target.config import TX8Config, target_config
 from tx8c.target.mem_layout import stored_bytes
 
@@ -513,6 +513,7 @@ class GroupLowering:
                 self.buffers[(b.node, b.result)] = b
         cut = plan.candidate.reduce
         self.reduce_node = cut.node if cut is not None else None
+        self.interchange = plan.candidate.interchange
         self.late = downstream_of(spec, cut.node) if cut is not None else set()
         self.partials: dict[tuple[int, Window], tuple[SpmRef, int]] = {}
         self.loaded: dict[tuple[int, int, Window], tuple[int, SpmRef, int]] = {}
@@ -534,8 +535,8 @@ class GroupLowering:
         if walk is None:
             walk = self.derived.steps[tile] = steps(self.spec, self.plan.candidate, tile,
                                                     self.config, self.derived.sweeps)
-        for step, after in zip(walk, [*walk[1:], None], strict=True):
-            complete = after is None or after.first_piece  # the partial sum, if any
+        for step in walk:
+            complete = step.last_piece  # the partial sum, if any
             for node in self.spec.nodes:
                 if not step.runs[node.index] or node.kind == "ddr":
                     continue  # a constant left in DDR: its readers fetch it themselves
@@ -549,7 +550,8 @@ class GroupLowering:
                     self._kernel(node, loops, state, step)
                 if node.index == self.reduce_node and complete:
                     self._after_reduce(node, loops, tile, state, step)
-                at = ((step.index + self.plan.stages[node.index]) * self.period
+                at = ((step.index - lead(step, node.index)
+                       + self.plan.stages[node.index]) * self.period
                       + self.starts.get(node.index, 0))
                 keys += [(at, node.index, k) for k in range(before, len(state.out))]
         order = [k for _, _, k in sorted(keys)]
@@ -631,10 +633,14 @@ class GroupLowering:
         self.loaded[key] = (tile, spm, -1 - len(state.out))
         state.out.append(Dma("ld", tensor, window, spm, None, step))
 
-    def _copy(self, node: Node, r: int, state: _TileState, advance: bool) -> int:
+    def _copy(self, node: Node, r: int, state: _TileState, advance: bool,
+              copy: int | None = None) -> int:
         """The SPM address of result r's buffer for this run: the next copy, or (for a
-        partial sum that accumulates) the one the run before used."""
+        partial sum that accumulates) the one the run before used; `copy`: that copy
+        (the interchanged order's partial sum of anchor step `copy`)."""
         buffer = self.buffers[(node.index, r)]
+        if copy is not None:
+            return buffer.offsets[copy % buffer.copies]
         count = state.runs.get((node.index, r), 0)
         if advance:
             state.runs[(node.index, r)] = count + 1
@@ -680,7 +686,9 @@ class GroupLowering:
                                     f"{ref}, but its buffer holds {held}")
             operands.append(Operand(spm, held))
         accumulate = node.index == self.reduce_node and not step.first_piece
-        results = [self._result(node, r, window, state, not accumulate, operands)
+        # the interchanged order: each anchor step accumulates into a copy of its own
+        copy = step.inner if node.index == self.reduce_node and self.interchange else None
+        results = [self._result(node, r, window, state, not accumulate, operands, copy)
                    for r, window in enumerate(writes)]
         imm = self.imm.get(node.index)
         imm_ref = None if imm is None else SpmRef(imm.offsets[0], (imm.size,), "ui8",
@@ -690,12 +698,14 @@ class GroupLowering:
                                 step.index))
 
     def _result(self, node: Node, r: int, window: Window | None, state: _TileState,
-                advance: bool, operands: list[Operand]) -> Operand | None:
+                advance: bool, operands: list[Operand], copy: int | None = None
+                ) -> Operand | None:
         if window is None:
             return None
         ref = ValueRef(node.index, r)
         if (node.index, r) in self.buffers:
-            spm = self._spm_ref(self._copy(node, r, state, advance), window, node.results[r])
+            spm = self._spm_ref(self._copy(node, r, state, advance, copy), window,
+                                node.results[r])
         elif node.inplace and r == 0 and operands and isinstance(operands[0].ref, SpmRef):
             spm = self._spm_ref(operands[0].ref.addr, window, node.results[r])  # in place
         else:

@@ -103,6 +103,7 @@ from tx8c.slicing.steps import (
     channel_granule,
     cuts_inside_blocks,
     downstream_of,
+    interchange_error,
     loaded_channel_granule,
     reduce_at,
     reduce_pieces,
@@ -110,6 +111,7 @@ from tx8c.slicing.steps import (
     step_windows,
     tiles,
 )
+from tx8c.slicing.steps import steps as tile_steps
 from tx8c.target.config import TX8Config
 from tx8c.target.cost import (
     cycles,
@@ -257,6 +259,12 @@ class Split:
     ragged: frozenset[int] = frozenset()
     """The nodes whose windows the busy tiles of a share do not all move alike
     (`_ragged`)."""
+    inner: int = 0
+    """Under `Candidate.interchange`, tile 0's anchor steps inside each reduction piece
+    (the partial-sum copies); 0 in the default order."""
+    ahead: frozenset[int] = frozenset()
+    """Under `Candidate.interchange`, the loads issued a step early at the first anchor
+    step of each reduction piece after the first (`steps.Step.ahead`, `steps.lead`)."""
 
 
 def _step_pieces(cand: Candidate, tile: Window, granules) -> list[list[tuple[int, int]]]:
@@ -406,6 +414,9 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
     step_counts = [len(p) for p in pieces] + [len(p) for p in reduce_pieces]
     if sharded.shard_error is not None:
         raise Rejected(sharded.shard_error)
+    error = interchange_error(spec, cand)
+    if error is not None:
+        raise Rejected(error)
     try:
         samples = []
         for which in ("first", "middle", "last"):
@@ -446,14 +457,36 @@ def data_split(spec: GroupSpec, cand: Candidate, config: TX8Config,
                               [absent[p] for p in members] if any(absent) else [],
                               k, granules, propagate)
     runs, crossing = (), ()
-    if uneven or any(absent) or any(
+    if cand.interchange:
+        if uneven or any(edges for _, _, edges in edges) or _short_dims(
+                pieces + reduce_pieces):
+            raise Rejected("the interchanged order runs whole pieces only")
+        runs, inner, ahead = _interchanged_runs(spec, cand, busy or [first],
+                                                absent or (frozenset(),), config, propagate)
+        if inner > INTERCHANGED_STEPS:
+            raise Rejected(f"the interchanged order runs at most {INTERCHANGED_STEPS} "
+                           "anchor steps inside the reduction's pieces")
+        first_runs = dict(runs[0])
+        counts = tuple(run_count(first_runs[n.index], steps) if n.index in first_runs
+                       else count for n, count in zip(spec.nodes, counts, strict=True))
+    elif uneven or any(absent) or any(
             loop is None for w in sizes for loop in moving(spec, w.loops)):
         runs, crossing = _piece_runs(spec, cand, busy or [first], absent or (frozenset(),),
                                      granules, propagate, uneven)
     return Split(tuple(slice_shapes), counts, value_shapes, result_shapes, sharded.active,
                  steps, shared, senders, absent if any(absent) else (), runs, share_of,
                  share_slices, share_steps, edges, crossing if any(crossing) else (), hops,
-                 _ragged(sharded.windows, share_of))
+                 _ragged(sharded.windows, share_of), inner if cand.interchange else 0,
+                 ahead if cand.interchange else frozenset())
+
+
+INTERCHANGED_STEPS = 2
+"""The most anchor steps an interchanged candidate (`Candidate.interchange`) may run
+inside each reduction piece. At 2 the estimate is within 1 % of cmodel v2 (a BERT-base
+FFN-down Gemm + Add + LayerNorm alone: 66 785 against 67 050 cycles); at 4 it was 0.907
+of it (66 407 against 73 199; BERT-base's 11 FFN-down groups 0.883 in the model), a gap
+not yet explained, so such plans are not offered (bench/README.md, branch
+interchange)."""
 
 
 EDGE_DIMS = 3
@@ -1029,6 +1062,70 @@ def _piece_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], granules,
     return tuple(out), tuple(crossing)
 
 
+def _interchanged_runs(spec, cand, busy, absent: tuple[frozenset[int], ...], config,
+                       propagate
+                       ) -> tuple[tuple[tuple[tuple[int, RunSteps], ...], ...], int,
+                                  frozenset[int]]:
+    """`Split.runs` of an interchanged candidate: per busy tile, the steps at which it
+    runs every node it runs, read off the tile's exact steps (`steps.steps`, which the
+    lowering and the reference run of a plan follow) along the loop dims in their order
+    (the reduction's pieces outermost, then the anchor's, dim 0 outer). Under a
+    reduction cut over tiles, the NoC reduction of each window (keyed `~node`,
+    `_runs_key`) runs at the last piece, where what follows the reduction runs, and
+    every tile is timed as its share's owner (`Schedule.owners` scales what only the
+    owners stream). Tiles whose shares have the same shape and never-run nodes run the
+    same steps: walked once. Also tile 0's anchor steps per reduction piece and its
+    loads issued ahead (`steps.Step.ahead`)."""
+    out, seen, inners = [], {}, []
+    node = cand.reduce.node
+    for tile, never in zip(busy, absent, strict=True):
+        key = (tile.anchor.shape, None if tile.reduce is None else tile.reduce.shape, never)
+        if key not in seen:
+            walk = tile_steps(spec, cand, replace(tile, owner=True), config, propagate.memo)
+            inner = walk[-1].inner + 1
+            reduce_dims = [len(p) for p in reduce_pieces(tile.reduce, cand.reduce)]
+            dims = _loop_strides(reduce_dims + [inner])
+            found = []
+            for n in spec.nodes:
+                at = [s.index for s in walk if s.runs[n.index]]
+                if at and n.index not in never:
+                    found.append((n.index, _pattern(at, dims, len(walk), n.label)))
+            if tile.reduce is not None and math.prod(cand.reduce.sharding) > 1:
+                at = [s.index for s in walk if s.last_piece]
+                found.append((~node, _pattern(at, dims, len(walk), "the NoC reduction")))
+            seen[key] = tuple(found), inner, frozenset(n for s in walk for n in s.ahead)
+        out.append(seen[key][0])
+        inners.append(seen[key][1:])
+    return (tuple(out), *inners[0])
+
+
+def _loop_strides(dims: list[int]) -> list[tuple[int, int]]:
+    """(stride in steps, step count) of each loop dim of more than one step (the last
+    innermost)."""
+    return [(stride, size) for _, size, stride in _stepped_dims(dims)]
+
+
+def _pattern(at: list[int], dims: list[tuple[int, int]], total: int, what: str) -> RunSteps:
+    """The `RunSteps` of a node run at steps `at` (of `total`) along loop dims `dims`
+    (`_loop_strides`); `Rejected` when no product of per-dim indices gives exactly them."""
+    out = []
+    for stride, size in dims:
+        allowed = frozenset((s // stride) % size for s in at)
+        if len(allowed) < size:
+            out.append((stride, size, allowed))
+    pattern = tuple(out)
+    if [s for s in range(total) if runs_at(pattern, s)] != at:
+        raise Rejected(f"{what} runs at steps no loop pattern describes")
+    return pattern
+
+
+def _runs_key(t: Task, schedule: Schedule) -> int:
+    """The key of task `t`'s steps in `TileClass.runs`: its node's, or in the
+    interchanged order `~node` for the NoC reduction after a reduction cut over tiles
+    (`_interchanged_runs`)."""
+    return ~t.node if schedule.inner and t.lane == "noc" and not t.delivers else t.node
+
+
 def _crossing_steps(walks: dict[int, list], dims: list[int], pieces
                     ) -> tuple[tuple[RunSteps, tuple], ...]:
     """A tile's `Split.crossing` from its walks along each dim (`_dim_walks`): per
@@ -1400,6 +1497,14 @@ class Schedule:
     ragged: frozenset[int] = frozenset()
     """`Split.ragged`: the nodes whose DMAs the busy tiles run out of step (`_run_lanes`'
     `setups`)."""
+    inner: int = 0
+    """`Split.inner`: under `Candidate.interchange`, the anchor steps inside each
+    reduction piece, each accumulating into its own partial-sum copy (`simulate_tile`);
+    such a schedule is simulated step by step (`_extrapolated`)."""
+    ahead: frozenset[int] = frozenset()
+    """`Split.ahead`: loads issued a step early at the first anchor step of each
+    reduction piece after the first (`simulate_tile`, as the lowering orders them:
+    `steps.lead`)."""
 
 
 EXACT_STEPS = 12
@@ -1504,7 +1609,12 @@ def _extrapolated(ts: list[Task], schedule: Schedule) -> tuple[int, int, int] | 
     measured such a drift's swing, not its rate (ConvNeXt's Mul over shares of 64 and
     32 channels: 0.69 of cmodel v2). Up to DRIFT_STEPS steps every step is simulated;
     beyond, the two runs are DRIFT_STEPS / 2 apart (the latency of many steps grows by
-    the same amount per step once the drift is under way: a swing is a few steps)."""
+    the same amount per step once the drift is under way: a swing is a few steps).
+
+    An interchanged schedule (`Schedule.inner`) is simulated step by step: its last
+    reduction piece runs what follows the reduction and the stores, the others do not."""
+    if schedule.inner:  # the interchanged order: its last piece's steps differ
+        return None
     unit, short = _repeating_unit(ts, schedule)
     drift = any(tc.share for tc in schedule.classes)
     if drift and longest(schedule) <= DRIFT_STEPS:
@@ -1670,7 +1780,8 @@ def _class_bound(order, reads, schedule, c, tc, lsu: float, ddr: float, share: f
     for i, t in enumerate(order):
         if not _runs_on(t, tc):
             continue
-        run_steps = _steps_in_class(t, at.get(t.node), tc.steps, schedule, count)
+        run_steps = _steps_in_class(t, at.get(_runs_key(t, schedule)), tc.steps, schedule,
+                                    count)
         if not run_steps:
             continue
         run[i] = run_steps
@@ -1872,6 +1983,7 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
         writes.setdefault(node, []).append((b, copies))
     pieces = schedule.accumulate[1] if schedule.accumulate else 1
     acc_node = schedule.accumulate[0] if schedule.accumulate else -1
+    inner, ahead = schedule.inner, schedule.ahead
     order = sorted(ts, key=lambda t: (t.node, t.lane == "noc"))
     classes = schedule.classes or (TileClass(schedule.tiles),)
     lane, key, fixed, stream, deps, streams, setups = [], [], [], [], [], [], []
@@ -1904,6 +2016,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
             if at_edge and step in at_edge:  # a remainder step: smaller slices
                 took, streamed = at_edge[step].get((node, r.lane), (took, streamed))
             at = (step + r.stage) * period + r.start
+            if node in ahead and step >= inner and step % inner == 0:
+                at -= period  # the next piece's operand, a step early (`steps.lead`)
             if first and r.ready and (c, node, r.lane) not in first_constants:
                 first_constants.add((c, node, r.lane))
                 at = -1  # the lowering's constants first
@@ -1924,8 +2038,8 @@ def simulate_tile(spec: GroupSpec, ts: list[Task], schedule: Schedule, config: T
                 for b, producer in r.reads:
                     readers.setdefault((c, b, ran.get(producer, 0)), []).append(i)
                 run = ran.get(node, -1) + 1
-                if r.accumulates:
-                    run = step // pieces if pieces > 1 else run
+                if r.accumulates:  # a copy per anchor step, or per run of pieces
+                    run = step % inner if inner else step // pieces if pieces > 1 else run
                 for b, copies in r.writes:
                     need += readers.pop((c, b, run - copies), [])
                 ran[node] = run
@@ -2000,7 +2114,7 @@ class _Runner:
             hops = view.reach.get(t.node)
             self.classes.append((c, _streams(t, schedule, tc), view.receives.get(t.node),
                                  took - streamed if streamed else took, streamed,
-                                 view.runs.get(t.node), tc.steps,
+                                 view.runs.get(_runs_key(t, schedule)), tc.steps,
                                  t.tail if hops is None else multicast_tail(hops, config),
                                  lanes.setdefault((c, t.lane), len(lanes))))
         self.inputs = [r.node for r in spec.nodes[t.node].inputs if not r.is_input]
@@ -2286,6 +2400,86 @@ def lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value], steps: int,
     return buffers
 
 
+def buffer_lives(spec: GroupSpec, ts: list[Task], values: list[_Value], split: Split,
+                 cand: Candidate) -> list[Buffer]:
+    """`lifetimes` of a candidate's buffers, or `interchanged_lifetimes` under
+    `Candidate.interchange`."""
+    if split.inner:
+        return interchanged_lifetimes(spec, ts, values, split, cand.pipelined,
+                                      accumulating(cand))
+    return lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
+
+
+def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value],
+                           split: Split, pipelined: bool, accumulating: tuple[int, int]
+                           ) -> list[Buffer]:
+    """`lifetimes` in the interchanged order (`Candidate.interchange`), over every step
+    of tile 0 (`Split.runs`: its steps are few - the reduction's pieces times the anchor
+    steps - and not periodic: the last piece runs what follows the reduction). Each of
+    the `Split.inner` copies of the partial sum lives from its anchor step's first piece
+    to the end of the frame whose readers take the complete sum at the last piece.
+    Every other buffer rotates its copies over its producer's runs as `lifetimes` does
+    (`copies` per the stages it spans; a load the reduction reads at every step, one
+    per anchor step and one more: `steps.lead`); a run lives from its producer's start to the
+    end of its readers' frame in the producer's step when they read it only there, else
+    to the end of the frame of its readers' last step before the producer's next run."""
+    task_of = {t.node: t for t in ts if t.lane != "noc"}
+    starts, ends, period = frame_times(spec, ts)
+    depth = max((t.stage for t in ts), default=0) + 1 if pipelined else 1
+    at = dict(split.runs[0])
+    every = tuple(range(split.steps))
+
+    def steps_of(node: int) -> tuple[int, ...]:
+        return _allowed_steps(at[node], split.steps) if node in at else every
+
+    inner, (node, _) = split.inner, accumulating
+    pieces = split.steps // inner
+    buffers = []
+    for v in values:
+        producer = task_of[v.node]
+        last = max((task_of[u].stage for u in v.readers if u in task_of),
+                   default=producer.stage)
+        begin = producer.stage * period + starts[v.node]
+        if v.node == node and v.kind == "value":
+            for a in range(inner):
+                buffers.append(Buffer(copy_name(v.name, a), v.size, (
+                    (a * period + begin, ((pieces - 1) * inner + a + last + 1) * period),)))
+            continue
+        runs = steps_of(v.node)
+        copies = 1 if len(runs) == 1 else max(1, min(last - producer.stage + 1, depth))
+        if v.kind == "value" and len(runs) == split.steps and node in v.readers and \
+                spec.nodes[v.node].kind == "load" and pipelined:
+            copies = inner + 1  # streamed at every step: never waits a piece (`steps.lead`)
+        readers = [u for u in v.readers if u in task_of] or [v.node]
+        reading = sorted(set().union(*(steps_of(u) for u in readers)))
+        alongside = last == producer.stage and set(reading) <= set(runs)
+        lives: list[list[tuple[int, int]]] = [[] for _ in range(min(copies, len(runs)))]
+        for j, step in enumerate(runs):
+            if alongside:
+                finish = (step + last) * period + max(ends[u] for u in readers)
+            else:  # read up to the last reading step before the producer's next run
+                until = runs[j + 1] if j + 1 < len(runs) else split.steps
+                read = reading[max(0, bisect_left(reading, until) - 1)]
+                finish = (max(step, read) + last + 1) * period
+            early = 1 if v.node in split.ahead and j else 0  # `steps.lead`
+            start = (step - early) * period + begin
+            lives[j % copies].append((start, max(finish, start + 1)))
+        buffers += [Buffer(copy_name(v.name, c), v.size, _merged(live))
+                    for c, live in enumerate(lives)]
+    return buffers
+
+
+def _merged(live: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Intervals (in order of their starts) merged where they meet or overlap."""
+    out: list[list[int]] = []
+    for a, b in live:
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return tuple((a, b) for a, b in out)
+
+
 def _periodic(first: int, length: int, spacing: int, count: int
               ) -> tuple[tuple[int, int], ...]:
     """`count` intervals of `length`, the first at `first`, `spacing` apart, merged
@@ -2367,8 +2561,7 @@ def live_buffers(spec: GroupSpec, cand: Candidate, config: TX8Config) -> list[Bu
     placed; for checking a plan's offsets)."""
     split = data_split(spec, cand, config)
     ts = tasks(spec, cand, split, config)
-    return lifetimes(spec, ts, spm_buffers(spec, split, ts, config), split.steps,
-                     cand.pipelined, accumulating(cand))
+    return buffer_lives(spec, ts, spm_buffers(spec, split, ts, config), split, cand)
 
 
 class Evaluator:
@@ -2420,7 +2613,8 @@ class Evaluator:
             split = data_split(self.spec, cand, self.config, self.propagate)
             return split, node_tasks(self.spec, split, self.config, self.slice_costs)
 
-        return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce), compute)
+        return _remembered(self.splits, (cand.sharding, cand.split, cand.reduce,
+                                         cand.interchange), compute)
 
 
 @dataclass(frozen=True)
@@ -2509,7 +2703,7 @@ def prepare(spec: GroupSpec, cand: Candidate, config: TX8Config, allocate_spm: b
         raise Rejected(f"{split.tiles} tiles busy, the chip has {config.tiles_per_chip}")
     ts = tasks(spec, cand, split, config, unstaged)
     values = spm_buffers(spec, split, ts, config)
-    buffers = lifetimes(spec, ts, values, split.steps, cand.pipelined, accumulating(cand))
+    buffers = buffer_lives(spec, ts, values, split, cand)
     align = config.batch_align_bytes
     capacity = config.spm_bytes_per_tile - spec.spm_reserve
     spans = live_intervals(buffers)  # once for the bound and the placement
@@ -2681,7 +2875,7 @@ def schedule_of(spec: GroupSpec, cand: Candidate, split: Split, values: list[_Va
         accumulating(cand), owners, classes, costs if any(costs) else (),
         edges if any(edges) else (), constants_first,
         kept_in_order(spec, values, buffers, placed) if constants_first else frozenset(),
-        split.ragged)
+        split.ragged, split.inner, split.ahead)
 
 
 def kept_in_order(spec: GroupSpec, values: list[_Value], buffers: list[Buffer],

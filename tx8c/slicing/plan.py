@@ -42,6 +42,17 @@ class Candidate:
     """Pipelined with a stage per engine change along a step's compute chain (the seed's
     per-op stages after retract), so NE and CT work of consecutive steps overlap too;
     else one compute stage between the loads and the stores. Costs buffer copies."""
+    interchange: bool = False
+    """The loop order under a reduction cut in time: False (seed 003's psum), the
+    reduction's pieces innermost - each anchor step accumulates its partial sum over
+    consecutive steps, and what follows the reduction and the stores run after its last
+    piece, all of them after the whole slice's last piece at the end of the tile (the
+    drain); True, the anchor's steps innermost under the reduction's pieces (for k in
+    reduction pieces: for a in anchor steps: psum[a] += ...): the operand the reduction
+    streams is loaded once per piece for all anchor steps, each anchor step keeps its own
+    partial sum live over the whole reduction (one buffer copy each), and at the last
+    piece what follows the reduction and the stores of anchor step a run while step a +
+    1's last piece computes (`steps.steps`; bench/README.md, branch interchange)."""
 
     @property
     def tiles(self) -> int:
@@ -106,7 +117,12 @@ class Plan:
     follows it)."""
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The plan as JSON-ready data; a candidate in the default loop order has no
+        `interchange` key (the plans written before it are unchanged byte for byte)."""
+        out = asdict(self)
+        if not self.candidate.interchange:
+            del out["candidate"]["interchange"]
+        return out
 
     @staticmethod
     def from_dict(data: dict) -> Plan:
@@ -117,7 +133,7 @@ class Plan:
             None if reduce is None else ReduceCut(
                 reduce["node"], tuple(reduce["sharding"]), tuple(reduce["split"]),
                 tuple(reduce.get("granule", ()))),
-            cand["pipelined"], cand.get("deep", False),
+            cand["pipelined"], cand.get("deep", False), cand.get("interchange", False),
         )
         return Plan(
             candidate=candidate,

@@ -8,10 +8,12 @@ or a budget is reached. This search does the same, and goes past the first split
 fits: a few more steps can pay (more overlap in the pipeline), so every split up to
 `extra_splits` steps beyond the first feasible one is estimated too, pipelined and not,
 and a node's reduction is cut (in time, and over the tiles a small output leaves idle)
-when it helps.
+when it helps; last, around the best plans that cut a reduction in time, the anchor's
+steps inside the reduction's pieces (`Candidate.interchange`, `_interchanged`).
 
 `mode="exhaustive"` enumerates the whole space instead (every sharding of every level,
-every split of every dim, the three pipeline modes, every reduction cut), each plan once
+every split of every dim, the three pipeline modes, every reduction cut, and under a
+reduction cut in time with anchor steps both loop orders), each plan once
 (shardings that cut the anchor alike, a deep pipeline that stages nothing otherwise),
 up to `max_candidates`: it certifies the default search on small groups.
 """
@@ -238,15 +240,16 @@ def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best
 
 
 def _default_search(spec, config, options, best: _Best) -> None:
-    """Five phases: every sharding of the first `levels` levels (all by default) at the
+    """The phases, in order: every sharding of the first `levels` levels (all by default) at the
     smallest split that fits (and, pipelined, at a few more steps along its first
     splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
     deep pipelines for the best plans; a polish around the best; per cut over idle
     tiles, its cut in time traded for a deep pipeline's steps (`_steps_for_time_cuts`);
-    last, the reduction cut moved on the runner-up shardings' plans (`_reduce_moves`:
-    doubled in time, and over tiles taken from the anchor's sharding)."""
+    the reduction cut moved on the runner-up shardings' plans (`_reduce_moves`:
+    doubled in time, and over tiles taken from the anchor's sharding); last, the
+    interchanged loop order of the best plans (`_interchanged`)."""
     loops = spec.anchor_loops
     granules, visited, order = _first_phase(spec, config, options)
     fitting: list[_Sharded] = []
@@ -282,6 +285,9 @@ def _default_search(spec, config, options, best: _Best) -> None:
     # last too: before the deep pipelines, its plans moved the polish away from
     # better ones (ResNet-50's 3x3 Conv of group 5: 6 734 -> 6 887)
     _reduce_moves(spec, config, options, best, granules)
+    # the interchanged order of the best plans so far (those moves' included): it only
+    # adds plans
+    _interchanged(spec, config, best, granules, order)
 
 
 @dataclass
@@ -452,6 +458,43 @@ def _polish(spec, config, best: _Best, granules, order) -> None:
                                config)
     for split in _traded_steps(base.split, share, granules, order):
         best.offer(spec, replace(base, split=split), config)
+
+
+INTERCHANGED_DOUBLINGS = 1
+"""Doublings of an anchor dim's split the search offers under the interchanged order
+(`_interchanged`): twice the steps (`evaluate.INTERCHANGED_STEPS`: 2 anchor steps at
+most inside the reduction's pieces)."""
+
+
+def _interchanged(spec, config, best: _Best, granules, order) -> None:
+    """The interchanged loop order (`Candidate.interchange`) where it can pay: on the
+    best plan and the fastest pipelined plan that cut a reduction in time, each as it
+    is (when it has anchor steps) and with the split along each anchor dim that can be
+    split further doubled (the anchor steps that run inside the reduction's pieces: the
+    last piece's chain - its compute, what follows the reduction, the stores - in 2
+    pieces that pipeline). A handful of candidates per group, offered last so that they
+    can only add plans."""
+    bases = [best.plan.candidate] if best.plan is not None else []
+    timed = [p for p in best.found if p.candidate.pipelined and _cut_in_time(
+        p.candidate.reduce) and not p.candidate.interchange]
+    if timed:
+        bases.append(_fastest(timed).candidate)
+    offered = set()
+    for base in dict.fromkeys(b for b in bases if _cut_in_time(b.reduce)):
+        share = _share(spec.anchor_loops, base.sharding)
+        cands = [replace(base, interchange=True)] if math.prod(base.split) > 1 else []
+        for d in order:
+            split = list(base.split)
+            for _ in range(INTERCHANGED_DOUBLINGS):
+                nxt = halved_split(share[d], split[d], granules[d])
+                if nxt is None:
+                    break
+                split[d] = nxt
+                cands.append(replace(base, split=tuple(split), interchange=True))
+        for cand in cands:
+            if cand not in offered:
+                offered.add(cand)
+                best.offer(spec, cand, config)
 
 
 def _traded_steps(split, share, granules, order) -> Iterator[tuple[int, ...]]:
@@ -777,6 +820,8 @@ def exhaustive_candidates(spec: GroupSpec, config: TX8Config, options: SearchOpt
                     continue
                 for pipelined, deep in pipelines:
                     yield Candidate(sharding, split, red, pipelined, deep)
+                    if pipelined and _cut_in_time(red) and math.prod(split) > 1:
+                        yield Candidate(sharding, split, red, pipelined, deep, True)
 
 
 def distinct_shardings(loops: Sequence[LoopDim], shardings: list[tuple[int, ...]],
