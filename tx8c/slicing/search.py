@@ -484,13 +484,8 @@ def _interchanged(spec, config, best: _Best, granules, order) -> None:
         share = _share(spec.anchor_loops, base.sharding)
         cands = [replace(base, interchange=True)] if math.prod(base.split) > 1 else []
         for d in order:
-            split = list(base.split)
-            for _ in range(INTERCHANGED_DOUBLINGS):
-                nxt = halved_split(share[d], split[d], granules[d])
-                if nxt is None:
-                    break
-                split[d] = nxt
-                cands.append(replace(base, split=tuple(split), interchange=True))
+            cands += [replace(base, split=split, interchange=True) for split in
+                      _doubled(base.split, share, granules, d, INTERCHANGED_DOUBLINGS)]
         for cand in cands:
             if cand not in offered:
                 offered.add(cand)
@@ -558,13 +553,21 @@ def _deeper(base: Candidate, share, granules, dims, options) -> Iterator[Candida
     (`extra_splits` doublings in the first phase, all of them when refining)."""
     limit = options.extra_splits if len(dims) == 1 else 64
     for d in dims:
-        split = list(base.split)
-        for _ in range(limit):
-            nxt = halved_split(share[d], split[d], granules[d])
-            if nxt is None:
-                break
-            split[d] = nxt
-            yield Candidate(base.sharding, tuple(split), None, True)
+        for split in _doubled(base.split, share, granules, d, limit):
+            yield Candidate(base.sharding, split, None, True)
+
+
+def _doubled(split: tuple[int, ...], share, granules, d: int, limit: int
+             ) -> Iterator[tuple[int, ...]]:
+    """`split` with dim `d`'s pieces doubled (`halved_split`) once, twice, ... up to
+    `limit` times or one granule per piece."""
+    out = list(split)
+    for _ in range(limit):
+        nxt = halved_split(share[d], out[d], granules[d])
+        if nxt is None:
+            return
+        out[d] = nxt
+        yield tuple(out)
 
 
 def _pairs(base: Candidate, share, granules, dims) -> Iterator[Candidate]:
