@@ -817,10 +817,10 @@ class _Simulation:
 
     def _address_deps(self, ids: list[int]) -> None:
         """RAW, WAR and WAW between one tile's instructions of one group (`ids`: their
-        consecutive ids). They depend on the instructions' SPM ranges alone, so they are
-        computed once per sequence of ranges (`_range_deps`, remembered: the tiles of a
-        group and the equal groups of a model repeat them - BERT-base's 1 350 tile
-        lists have 42 distinct ones) and added as offsets from the first id."""
+        ids, in list order). They depend on the instructions' SPM ranges alone, so they
+        are computed once per sequence of ranges (`_range_deps`, remembered: the tiles
+        of a group and the equal groups of a model repeat them - BERT-base's 1 350 tile
+        lists have 42 distinct ones) as positions in the list, mapped back to ids."""
         ops = self.ops
         tile = ops[ids[0]].tile if ids else 0
         key = tuple((tuple((lo, hi) for t, lo, hi in op.reads if t == tile),
@@ -829,10 +829,9 @@ class _Simulation:
         found = self.range_deps.get(key)
         if found is None:
             found = self.range_deps[key] = _range_deps(key)
-        first = ids[0] if ids else 0
-        for gid, offsets in zip(ids, found, strict=True):
-            if offsets:
-                ops[gid].deps.extend(first + k for k in offsets)
+        for gid, positions in zip(ids, found, strict=True):
+            if positions:
+                ops[gid].deps.extend(ids[k] for k in positions)
 
     def _check_early_prefix(self, ids: list[int]) -> None:
         """Early instructions are a prefix of their lane in their tile's list (a lane

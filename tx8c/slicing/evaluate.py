@@ -2411,7 +2411,7 @@ def buffer_lives(spec: GroupSpec, ts: list[Task], values: list[_Value], split: S
 
 
 def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value],
-                           split: Split, pipelined: bool, accumulating: tuple[int, int]
+                           split: Split, pipelined: bool, psum: tuple[int, int]
                            ) -> list[Buffer]:
     """`lifetimes` in the interchanged order (`Candidate.interchange`), over every step
     of tile 0 (`Split.runs`: its steps are few - the reduction's pieces times the anchor
@@ -2420,9 +2420,10 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
     to the end of the frame whose readers take the complete sum at the last piece.
     Every other buffer rotates its copies over its producer's runs as `lifetimes` does
     (`copies` per the stages it spans; a load the reduction reads at every step, one
-    per anchor step and one more: `steps.lead`); a run lives from its producer's start to the
-    end of its readers' frame in the producer's step when they read it only there, else
-    to the end of the frame of its readers' last step before the producer's next run."""
+    per anchor step and one more: `steps.lead`); a run lives from its producer's start
+    to the end of its readers' frame in the producer's step when they read it only
+    there, else to the end of the frame of its readers' last step before the producer's
+    next run. `psum`: `accumulating` of the candidate (the node, its pieces)."""
     task_of = {t.node: t for t in ts if t.lane != "noc"}
     starts, ends, period = frame_times(spec, ts)
     depth = max((t.stage for t in ts), default=0) + 1 if pipelined else 1
@@ -2432,7 +2433,7 @@ def interchanged_lifetimes(spec: GroupSpec, ts: list[Task], values: list[_Value]
     def steps_of(node: int) -> tuple[int, ...]:
         return _allowed_steps(at[node], split.steps) if node in at else every
 
-    inner, (node, _) = split.inner, accumulating
+    inner, (node, _) = split.inner, psum
     pieces = split.steps // inner
     buffers = []
     for v in values:

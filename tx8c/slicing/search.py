@@ -240,9 +240,9 @@ def _searched(keyed: _Keyed, config: TX8Config, options: SearchOptions) -> _Best
 
 
 def _default_search(spec, config, options, best: _Best) -> None:
-    """The phases, in order: every sharding of the first `levels` levels (all by default) at the
-    smallest split that fits (and, pipelined, at a few more steps along its first
-    splittable dim); for the `refine` best shardings, every split along each dim and
+    """The phases, in order: every sharding of the first `levels` levels (all by
+    default) at the smallest split that fits (and, pipelined, at a few more steps along
+    its first splittable dim); for the `refine` best shardings, every split along each dim and
     pairs of dims; the reduction cut in time and over idle tiles (`_reduce_bases`: the
     best plan, the best shardings unsplit, the best sharding per count of busy tiles);
     deep pipelines for the best plans; a polish around the best; per cut over idle
